@@ -1,0 +1,1 @@
+"""Lint rules over the kernel model: one rule per module under ``rules/``."""

@@ -1,0 +1,85 @@
+"""The one diagnostic value that the linter, the transpiler, ``@jit`` and the tests share.
+
+Lines are 1-based and columns 0-based character offsets (not bytes); renderers add 1 to
+columns when they display them, like ruff.  Every value here is frozen and picklable so
+results can cross worker processes.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    BUG = "bug"  # our own failure: rendered with "please report"
+
+
+class Applicability(str, enum.Enum):
+    SAFE = "safe"  # keeps meaning: applied by --fix
+    UNSAFE = "unsafe"  # may change behaviour: needs --unsafe-fixes
+    DISPLAY_ONLY = "display-only"  # shown as help, never applied
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Pos:
+    line: int  # 1-based
+    col: int  # 0-based, in characters
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    path: str
+    start: Pos
+    end: Pos
+
+    @property
+    def line(self) -> int:
+        return self.start.line
+
+    @property
+    def col(self) -> int:
+        return self.start.col
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the text between ``start`` and ``end`` (same coordinates as Span) by ``content``."""
+
+    start: Pos
+    end: Pos
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    title: str
+    applicability: Applicability
+    edits: tuple[Edit, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    message: str
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    name: str
+    message: str
+    span: Span
+    severity: Severity = Severity.ERROR
+    help: str | None = None
+    fix: Fix | None = None
+    notes: tuple[Note, ...] = field(default=())
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None and self.fix.applicability is not Applicability.DISPLAY_ONLY
+
+    def sort_key(self) -> tuple:
+        return (self.span.path, self.span.start, self.code)

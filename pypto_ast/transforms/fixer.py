@@ -1,0 +1,77 @@
+"""Apply fixes the way ruff does: non-overlapping edits per pass, re-lint, repeat until stable.
+
+Every character outside an edit is kept; a pass whose result does not parse is rejected.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from dataclasses import dataclass
+
+from ..analysis.engine import FileResult, lint_text
+from ..diagnostics import Applicability, Diagnostic
+from ..settings import Settings
+from ..source import apply_edits
+
+MAX_PASSES = 10
+
+
+@dataclass(frozen=True)
+class FixOutcome:
+    text: str  # the fixed source
+    result: FileResult  # lint result of ``text``: what remains
+    applied: int  # number of fixes applied
+    converged: bool  # False: still fixable after MAX_PASSES, or a fix broke the code
+
+
+def applicable(diag: Diagnostic, unsafe: bool) -> bool:
+    if diag.fix is None or not diag.fix.edits:
+        return False
+    if diag.fix.applicability is Applicability.SAFE:
+        return True
+    return unsafe and diag.fix.applicability is Applicability.UNSAFE
+
+
+def select_fixes(diagnostics, unsafe: bool) -> list[Diagnostic]:
+    """Fixes whose edits overlap none already chosen (earlier in the file wins)."""
+    chosen: list[Diagnostic] = []
+    taken: list[tuple] = []
+    for diag in sorted(diagnostics, key=lambda d: d.span.start):
+        if not applicable(diag, unsafe):
+            continue
+        ranges = [(e.start, e.end) for e in diag.fix.edits]
+        if any(a < te and ta < b or a == ta for a, b in ranges for ta, te in taken):
+            continue
+        chosen.append(diag)
+        taken.extend(ranges)
+    return chosen
+
+
+def _parses(text: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+        return True
+    except (SyntaxError, ValueError):
+        return False
+
+
+def fix_text(text: str, path: str, settings: Settings, *, unsafe: bool = False) -> FixOutcome:
+    result = lint_text(text, path, settings)
+    applied = 0
+    for _ in range(MAX_PASSES):
+        if not result.parsed:
+            return FixOutcome(text, result, applied, True)
+        chosen = select_fixes(result.diagnostics, unsafe)
+        if not chosen:
+            return FixOutcome(text, result, applied, True)
+        edits = [edit for diag in chosen for edit in diag.fix.edits]
+        candidate = apply_edits(text, edits)
+        if candidate == text or not _parses(candidate):
+            return FixOutcome(text, result, applied, False)
+        text = candidate
+        applied += len(chosen)
+        result = lint_text(text, path, settings)
+    return FixOutcome(text, result, applied, not select_fixes(result.diagnostics, unsafe))
