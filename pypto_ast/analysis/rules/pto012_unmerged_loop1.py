@@ -1,0 +1,201 @@
+"""PTO012 unmerged-loop1."""
+
+from __future__ import annotations
+
+import ast
+
+from ...diagnostics import Applicability, Fix, Note
+from ...transforms.merge_loop1 import inline_loop, merge_into_previous
+from ..rule import Case, LintContext, Rule
+
+_SIG = (
+    "import pypto\n\n@pypto.frontend.jit\n"
+    "def k(a: pypto.Tensor((32, 32), pypto.DT_FP32), b: pypto.Tensor((32, 32), pypto.DT_FP32),\n"
+    "      c: pypto.Tensor((32, 32), pypto.DT_FP32)):\n"
+    "    pypto.set_vec_tile_shapes(32, 32)\n"
+)
+
+
+class UnmergedLoop1(Rule):
+    """
+    ## What it does
+    Reports consecutive ``loop(1)`` regions that could be one: two adjacent
+    ``for _ in pypto.loop(1):`` statements, or tensor work at the top of a kernel (which
+    pypto runs in the implicit ``loop(1)`` wrapped around every ``frontend.jit`` body)
+    directly followed by an explicit ``pypto.loop(1)``.
+
+    ## Why is this bad?
+    pypto 0.2.0 never merges them: each ``loop(1)`` is its own control loop, root function
+    and stitch (``t = a + 1``; ``loop(1){u = t + b}``; ``loop(1){c[:] = u * 2}`` compiles to
+    three loops and three submissions). Every extra region costs scheduling overhead and
+    splits work the compiler could have fused.
+
+    ## Example
+    ```python
+    for _ in pypto.loop(1, name="s1"):
+        t[:] = a + b
+    for _ in pypto.loop(1, name="s2"):
+        c[:] = t * 2.0
+    ```
+
+    ## Use instead
+    ```python
+    for _ in pypto.loop(1, name="s1"):
+        t[:] = a + b
+        c[:] = t * 2.0
+    ```
+
+    ## Fix safety
+    The fix moves the second region's statements into the first (or, for the implicit
+    region, un-nests the explicit loop(1)); comments above the removed header move with
+    them. It is only offered when the merge keeps meaning: both loops are plain
+    ``loop(1)`` (no ``unroll_list``, no ``submit_before_loop`` barrier), neither holds an
+    in-place ``reshape`` (which the docs ask to keep in a loop(1) of its own), and the
+    removed loop's index is not used. It is unsafe when the removed header carries a
+    comment, which would be lost.
+
+    ## References
+    PyPTO FAQ: loop-principle; `pypto-0.2-behaviour.md` "implicit loop(1); no merging".
+    """
+
+    code = "PTO012"
+    name = "unmerged-loop1"
+    summary = "consecutive loop(1) regions that could be one control loop"
+    fix_availability = "sometimes"
+    VALID = [
+        _SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n",
+        # a barrier loop must stay separate
+        _SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n"
+        "    for _ in pypto.loop(1, submit_before_loop=True):\n        c[:] = c * 2.0\n",
+        # the second loop is not a loop(1)
+        _SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n    for i in pypto.loop(4):\n        c[:] = c * 2.0\n",
+        # only configuration before the loop: no implicit compute region
+        _SIG + "    n = 32\n    for _ in pypto.loop(1):\n        c[:] = a + b\n",
+        # something between the two loops
+        _SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n    c[:] = c + a\n"
+        "    for j in pypto.loop(1):\n        c[:] = c * 2.0\n",
+        # the second loop uses its index
+        _SIG + "    for i in pypto.loop(1):\n        c[:] = a + b\n"
+        "    for j in pypto.loop(1):\n        c[:] = pypto.view(a, [32, 32], [j, 0])\n",
+        # in-place reshape asks for its own loop(1)
+        _SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n"
+        "    for _ in pypto.loop(1):\n        r = pypto.reshape(c, [1024], inplace=True)\n",
+    ]
+    INVALID = [
+        Case(
+            _SIG + "    for _ in pypto.loop(1, name='s1'):\n        c[:] = a + b\n"
+            "    # second stage\n    for _ in pypto.loop(1, name='s2'):\n        c[:] = c * 2.0\n",
+            line=10, col=5,
+            fixed=_SIG + "    for _ in pypto.loop(1, name='s1'):\n        c[:] = a + b\n"
+            "        # second stage\n        c[:] = c * 2.0\n",
+        ),
+        Case(
+            _SIG + "    t = a + 1.0\n    for _ in pypto.loop(1):\n        u = t + b\n        c[:] = u * 2.0\n",
+            line=8, col=5,
+            fixed=_SIG + "    t = a + 1.0\n    u = t + b\n    c[:] = u * 2.0\n",
+        ),
+        # three in a row: fixed in two passes
+        Case(
+            _SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n    for _ in pypto.loop(1):\n"
+            "        c[:] = c * 2.0\n    for _ in pypto.loop(0, 1):\n        c[:] = c - a\n",
+            line=9,
+            fixed=_SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n        c[:] = c * 2.0\n"
+            "        c[:] = c - a\n",
+        ),
+        # a comment on the removed header: unsafe
+        Case(
+            _SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n"
+            "    for _ in pypto.loop(1):  # stage 2\n        c[:] = c * 2.0\n",
+            line=9, unsafe=True,
+            fixed=_SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n        c[:] = c * 2.0\n",
+        ),
+    ]
+
+    def check(self, ctx: LintContext):
+        for kernel in ctx.model.kernels:
+            loop1 = {loop.node: loop for loop in kernel.loops if loop.node is not None}
+            # a loop changed by one fix is left alone by the others in the same pass:
+            # edits computed independently must never touch neighbouring regions
+            changed: set = set()
+            if kernel.kind != "legacy":
+                for diag in self._implicit(ctx, kernel, loop1):
+                    changed.add(diag.span.start.line)
+                    yield diag
+            for body in _bodies(kernel.node):
+                for prev, stmt in zip(body, body[1:]):
+                    a, b = loop1.get(prev), loop1.get(stmt)
+                    if a is None or b is None or not (a.is_loop1 and b.is_loop1):
+                        continue
+                    if a.has_inplace_reshape or b.has_inplace_reshape:
+                        continue
+                    if _uses_targets(stmt, exclude=set(a.targets)):
+                        continue
+                    edit, loses_comment = None, False
+                    if prev.lineno not in changed:
+                        edit, loses_comment = merge_into_previous(ctx.source.text, prev.lineno, stmt.lineno)
+                        changed.add(stmt.lineno)
+                    yield self._report(ctx, stmt, edit, loses_comment,
+                                       "this loop(1) directly follows another loop(1) and is not merged with it",
+                                       Note("the previous loop(1) is here", ctx.source.header_span(prev)))
+
+    def _implicit(self, ctx, kernel, loop1):
+        body = kernel.node.body
+        first_loop = next((s for s in body if s in loop1), None)
+        if first_loop is None or not loop1[first_loop].is_loop1:
+            return
+        loop = loop1[first_loop]
+        if loop.has_inplace_reshape or _uses_targets(first_loop, exclude=set()):
+            return
+        before = [op for op in kernel.root.ops if op.node.lineno < first_loop.lineno
+                  and _in_function_body(op.node, kernel.node)]
+        if not before:
+            return
+        edit, loses_comment = inline_loop(ctx.source.text, first_loop.lineno)
+        yield self._report(
+            ctx, first_loop, edit, loses_comment,
+            "this loop(1) follows tensor work that runs in the kernel's implicit loop(1); "
+            "the two regions are not merged",
+            Note("the implicit loop(1) region starts here", ctx.span(before[0].node)),
+        )
+
+    def _report(self, ctx, stmt, edit, loses_comment, message, note):
+        fix = None
+        if edit is not None:
+            fix = Fix(
+                "merge the loop(1) regions",
+                Applicability.UNSAFE if loses_comment else Applicability.SAFE,
+                (edit,),
+            )
+        return self.diagnostic(ctx.source.header_span(stmt), message + ": pypto compiles a separate "
+                               "control loop and submission for each", fix=fix, notes=(note,))
+
+
+def _bodies(node):
+    """Every statement list inside the kernel body, nested ones included (not nested defs)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(current, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                yield block
+                stack.extend(s for s in block if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+        for handler in getattr(current, "handlers", ()):
+            stack.append(handler)
+
+
+def _uses_targets(loop: ast.For, exclude: set) -> bool:
+    names = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)} - exclude
+    names.discard("_")
+    if not names:
+        return False
+    return any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)
+               for stmt in loop.body for n in ast.walk(stmt))
+
+
+def _in_function_body(node, func) -> bool:
+    end = getattr(func, "end_lineno", None)
+    return end is None or func.lineno <= node.lineno <= end
+
+
+RULE = UnmergedLoop1
