@@ -81,5 +81,13 @@ class Diagnostic:
     def fixable(self) -> bool:
         return self.fix is not None and self.fix.applicability is not Applicability.DISPLAY_ONLY
 
+    def fix_applies(self, unsafe: bool) -> bool:
+        """Would ``--fix`` (``--unsafe-fixes`` when ``unsafe``) apply this diagnostic's fix?"""
+        if self.fix is None or not self.fix.edits:
+            return False
+        if self.fix.applicability is Applicability.SAFE:
+            return True
+        return unsafe and self.fix.applicability is Applicability.UNSAFE
+
     def sort_key(self) -> tuple:
         return (self.span.path, self.span.start, self.code)

@@ -1,8 +1,9 @@
 """Which files to lint, and writing fixes back without ever losing a user's edit.
 
-Discovery: files named on the command line are taken as given (ruff's rule: naming a file
-is a request to lint it, whatever its suffix, unless ``force_exclude``); directories are
-walked for ``*.py``/``*.pyi`` in sorted order, pruning excluded names and virtualenvs.
+Discovery: paths named on the command line are taken as given (ruff's rule: naming a file
+is a request to lint it, whatever its suffix or folder, unless ``force_exclude``);
+directories are walked for ``*.py``/``*.pyi`` in sorted order, pruning excluded entries
+below them and virtualenvs.
 
 Writing: ``write_atomic`` never leaves a half-written file (temp file + fsync +
 ``os.replace``) and refuses to overwrite a file that changed after we read it, because an
@@ -36,26 +37,31 @@ class StaleFileError(OSError):
 
 @dataclass(frozen=True)
 class Excluder:
-    """Exclude globs: plain names match any path component, globs with ``/`` match paths
-    (relative to ``root`` — the config's directory — or to the walked directory)."""
+    """Exclude globs: plain names match a path component, globs with ``/`` match the path
+    relative to ``root`` (the config's directory) or to the directory being walked."""
 
     patterns: tuple[str, ...]
     root: Path
 
     def name_excluded(self, name: str) -> bool:
-        return any("/" not in p.rstrip("/") and fnmatch.fnmatch(name, p.rstrip("/")) for p in self.patterns)
+        return any(fnmatch.fnmatch(name, p.rstrip("/")) for p in self.patterns if "/" not in p.rstrip("/"))
 
-    def path_excluded(self, path: Path, walk_root: Path | None = None) -> bool:
-        rels = [_relative(path, self.root)]
-        if walk_root is not None:
-            rels.append(_relative(path, walk_root))
-        for rel in filter(None, rels):
-            if any(self.name_excluded(part) for part in rel.split("/")):
+    def excluded(self, path: Path, walk_root: Path | None = None) -> bool:
+        """One directory entry met while walking: its own name, or an anchored glob."""
+        if self.name_excluded(path.name):
+            return True
+        anchored = [p.rstrip("/") for p in self.patterns if "/" in p.rstrip("/")]
+        for base in filter(None, (self.root, walk_root)):
+            rel = _relative(path, base)
+            if rel and any(fnmatch.fnmatch(rel, p) for p in anchored):
                 return True
-            for pattern in self.patterns:
-                if "/" in pattern.rstrip("/") and fnmatch.fnmatch(rel, pattern.rstrip("/")):
-                    return True
-        return self.name_excluded(path.name)
+        return False
+
+    def force_excluded(self, path: Path) -> bool:
+        """A file named on the command line: any of its components below ``root`` counts."""
+        rel = _relative(path, self.root)
+        parents = rel.split("/")[:-1] if rel else []
+        return any(self.name_excluded(part) for part in parents) or self.excluded(path)
 
 
 def _relative(path: Path, base: Path) -> str | None:
@@ -87,7 +93,7 @@ def discover(
             raise PathError(f"{given}: no such file or directory")
         if target.is_dir():
             files: Iterable[Path] = _walk(target, excluder)
-        elif force_exclude and excluder.path_excluded(target):
+        elif force_exclude and excluder.force_excluded(target):
             files = ()
         else:
             files = (target,)
@@ -100,14 +106,10 @@ def _walk(top: Path, excluder: Excluder) -> Iterable[Path]:
     for dirpath, dirnames, filenames in os.walk(top):
         here = Path(dirpath)
         dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if not excluder.name_excluded(d)
-            and not excluder.path_excluded(here / d, top)
-            and not is_virtualenv(here / d)
+            d for d in dirnames if not excluder.excluded(here / d, top) and not is_virtualenv(here / d)
         )
         for name in sorted(filenames):
-            if name.endswith(PY_SUFFIXES) and not excluder.path_excluded(here / name, top):
+            if name.endswith(PY_SUFFIXES) and not excluder.excluded(here / name, top):
                 yield here / name
 
 

@@ -17,7 +17,7 @@ from typing import Iterable, Mapping, Protocol, Sequence
 from urllib.parse import quote
 
 from . import __version__
-from .diagnostics import Applicability, Diagnostic, Pos, Severity
+from .diagnostics import Diagnostic, Pos, Severity
 
 FORMATS = ("full", "concise", "json", "json-lines", "github", "sarif")
 
@@ -42,12 +42,7 @@ class RuleInfo(Protocol):
 
 
 def applicable(diag: Diagnostic, unsafe: bool) -> bool:
-    """Would ``--fix`` (with or without ``--unsafe-fixes``) apply this diagnostic's fix?"""
-    if diag.fix is None:
-        return False
-    return diag.fix.applicability is Applicability.SAFE or (
-        unsafe and diag.fix.applicability is Applicability.UNSAFE
-    )
+    return diag.fix_applies(unsafe)
 
 
 def rule_url(code: str) -> str:
@@ -198,6 +193,16 @@ def render_github(diag: Diagnostic) -> str:
     return f"::{level} {props}::{_gh_data(f'{diag.code} {diag.message}')}"
 
 
+def _uri(path: str) -> str:
+    """Relative paths stay relative (to the checkout); absolute ones become file:// URIs."""
+    posix = path.replace("\\", "/")
+    if posix.startswith("/"):
+        return "file://" + quote(posix)
+    if len(posix) > 2 and posix[1] == ":" and posix[2] == "/":  # C:/...
+        return "file:///" + quote(posix)
+    return quote(posix)
+
+
 def _sarif_level(severity: Severity) -> str:
     return "warning" if severity is Severity.WARNING else "error"
 
@@ -212,9 +217,6 @@ def to_sarif(diagnostics: Sequence[Diagnostic], rules: Iterable[RuleInfo]) -> di
             "shortDescription": {"text": rule.summary},
             "fullDescription": {"text": rule.docs() or rule.summary},
         }
-        url = getattr(rule, "url", None)
-        if callable(url):  # SARIF wants an absolute URI here, so only a rule's own url()
-            entry["helpUri"] = url()
         entry["properties"] = {"fix": getattr(rule, "fix_availability", "none")}
         descriptors.append(entry)
     known = {d["id"] for d in descriptors}
@@ -237,7 +239,7 @@ def to_sarif(diagnostics: Sequence[Diagnostic], rules: Iterable[RuleInfo]) -> di
                 "locations": [
                     {
                         "physicalLocation": {
-                            "artifactLocation": {"uri": quote(diag.span.path.replace("\\", "/"))},
+                            "artifactLocation": {"uri": _uri(diag.span.path)},
                             "region": {
                                 "startLine": s.line,
                                 "startColumn": s.col + 1,

@@ -56,13 +56,13 @@ class SourceFile:
                 warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes etc.
                 tree = ast.parse(text, filename=path, type_comments=False)
         except SyntaxError as exc:
-            lines = text.splitlines(True)
+            lines = split_lines(text)
             line = exc.lineno or 1
             col = _byte_to_char(lines, line, (exc.offset or 1) - 1) if exc.offset else 0
             raise SourceError(f"syntax error: {exc.msg}", Pos(line, max(col, 0))) from None
         except (ValueError, MemoryError, RecursionError) as exc:  # NUL bytes, absurd nesting
             raise SourceError(f"cannot parse file: {exc}", Pos(1, 0)) from None
-        return cls(path, text, tree, text.splitlines(True))
+        return cls(path, text, tree, split_lines(text))
 
     # -- positions ------------------------------------------------------------------
     def pos(self, line: int, byte_col: int) -> Pos:
@@ -99,6 +99,12 @@ class SourceFile:
         return ast.get_source_segment(self.text, node) or ""
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines as Python's tokenizer counts them: only \\n, \\r\\n and \\r end a line
+    (``str.splitlines`` also splits on form feeds and Unicode separators)."""
+    return io.StringIO(text, newline="").readlines()
+
+
 def _byte_to_char(lines: Sequence[str], line: int, byte_col: int) -> int:
     if not 0 < line <= len(lines):
         return max(byte_col, 0)
@@ -115,7 +121,7 @@ def offset_of(lines: Sequence[str], pos: Pos) -> int:
 
 def apply_edits(text: str, edits: Sequence[Edit]) -> str:
     """Apply non-overlapping edits; every character outside them is kept as it was."""
-    lines = text.splitlines(True)
+    lines = split_lines(text)
     ordered = sorted(edits, key=lambda e: (e.start, e.end), reverse=True)
     out = text
     for edit in ordered:

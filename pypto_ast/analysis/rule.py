@@ -76,4 +76,4 @@ class Rule:
 
     @classmethod
     def url(cls) -> str:
-        return f"https://pypto-ast.readthedocs.io/rules/{cls.code}"
+        return f"docs/rules.md#{cls.code.lower()}"

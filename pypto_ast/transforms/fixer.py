@@ -10,7 +10,7 @@ import warnings
 from dataclasses import dataclass
 
 from ..analysis.engine import FileResult, lint_text
-from ..diagnostics import Applicability, Diagnostic
+from ..diagnostics import Diagnostic
 from ..settings import Settings
 from ..source import apply_edits
 
@@ -25,20 +25,12 @@ class FixOutcome:
     converged: bool  # False: still fixable after MAX_PASSES, or a fix broke the code
 
 
-def applicable(diag: Diagnostic, unsafe: bool) -> bool:
-    if diag.fix is None or not diag.fix.edits:
-        return False
-    if diag.fix.applicability is Applicability.SAFE:
-        return True
-    return unsafe and diag.fix.applicability is Applicability.UNSAFE
-
-
 def select_fixes(diagnostics, unsafe: bool) -> list[Diagnostic]:
     """Fixes whose edits overlap none already chosen (earlier in the file wins)."""
     chosen: list[Diagnostic] = []
     taken: list[tuple] = []
     for diag in sorted(diagnostics, key=lambda d: d.span.start):
-        if not applicable(diag, unsafe):
+        if not diag.fix_applies(unsafe):
             continue
         ranges = [(e.start, e.end) for e in diag.fix.edits]
         if any(a < te and ta < b or a == ta for a, b in ranges for ta, te in taken):

@@ -1,0 +1,121 @@
+"""The file loop behind ``pypto-lint``: read, lint, maybe fix, maybe write — one Report per file.
+
+Nothing here raises past a file: read/write failures and crashes become fields of the
+Report (or a PTO999 diagnostic), so one bad file never hides the others' findings and the
+same values pickle back from pool workers.  The engine and the fixer are imported inside
+the functions, so importing this module (``pypto-lint --version``) stays cheap.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import os
+import traceback
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Sequence
+
+from pypto_ast.diagnostics import Diagnostic, Pos, Severity, Span
+from pypto_ast.files import StaleFileError, encode_text, write_atomic
+from pypto_ast.render import applicable, unified_diff
+from pypto_ast.settings import Settings
+
+if TYPE_CHECKING:
+    from pypto_ast.analysis.engine import FileResult
+
+POOL_THRESHOLD = 16  # below this, forking costs more than it saves
+
+
+@dataclass(frozen=True)
+class Mode:
+    fix: bool = False  # apply fixes
+    diff: bool = False  # compute fixes and diff them, write nothing
+    unsafe: bool = False  # also apply UNSAFE fixes
+
+    @property
+    def fixing(self) -> bool:
+        return self.fix or self.diff
+
+
+@dataclass(frozen=True)
+class Report:
+    path: str
+    result: "FileResult | None" = None  # None only when the file could not be read
+    fixed: int = 0  # fixes applied (written, or that --diff would write)
+    changed: bool = False  # the file on disk was rewritten
+    diff: str = ""
+    fixed_bytes: bytes | None = None  # stdin with --fix/--diff: the fixed source
+    error: str | None = None  # could not read or write: exit 2
+    warning: str | None = None  # worth telling, not an error (stale file, no convergence)
+
+
+def lint_path(path: str, settings: Settings, mode: Mode) -> Report:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return Report(path, error=f"{path}: cannot read: {exc.strerror or exc}")
+    report = lint_data(data, path, settings, mode, write=mode.fix and not mode.diff)
+    return dataclasses.replace(report, fixed_bytes=None)  # only stdin needs them; don't pickle them back
+
+
+def lint_data(data: bytes, path: str, settings: Settings, mode: Mode, *, write: bool = False) -> Report:
+    """Lint ``data`` (shown as ``path``); with ``mode.fixing`` also fix it, and when ``write``
+    store the fix in ``path`` atomically."""
+    from pypto_ast.analysis import engine
+
+    result = engine.lint_bytes(data, path, settings)
+    if not mode.fixing or result.text is None or not any(applicable(d, mode.unsafe) for d in result.diagnostics):
+        return Report(path, result, fixed_bytes=data if mode.fixing else None)
+    try:
+        from pypto_ast.transforms.fixer import fix_text
+
+        outcome = fix_text(result.text, path, settings, unsafe=mode.unsafe)
+    except Exception:
+        failure = traceback.format_exc()
+        bug = internal_error(path, "applying fixes crashed on this file")
+        broken = dataclasses.replace(result, diagnostics=result.diagnostics + (bug,), failure=failure)
+        return Report(path, broken, fixed_bytes=data)
+    warning = None if outcome.converged else f"{path}: fixes did not converge; the result may still be fixable"
+    if outcome.text == result.text:
+        return Report(path, outcome.result, fixed_bytes=data, warning=warning)
+    try:
+        new_bytes = encode_text(outcome.text, result.encoding, data)
+    except UnicodeEncodeError as exc:
+        error = f"{path}: fixed text is not encodable as {result.encoding}: {exc.reason}; not written"
+        return Report(path, result, fixed_bytes=data, error=error)
+    diff = unified_diff(result.text, outcome.text, path) if mode.diff else ""
+    if write:
+        try:
+            write_atomic(path, new_bytes, data)
+        except StaleFileError as exc:
+            return Report(path, result, warning=str(exc))
+        except OSError as exc:
+            return Report(path, result, error=f"{path}: cannot write: {exc.strerror or exc}")
+    return Report(
+        path, outcome.result, fixed=outcome.applied, changed=write, diff=diff,
+        fixed_bytes=new_bytes, warning=warning,
+    )
+
+
+def internal_error(path: str, message: str) -> Diagnostic:
+    span = Span(path, Pos(1, 0), Pos(1, 0))
+    return Diagnostic(
+        "PTO999", "internal-error", f"{message}; this is a pypto-ast bug, please report it",
+        span, Severity.BUG,
+    )
+
+
+def lint_paths(paths: Sequence[str], settings: Settings, mode: Mode, *, jobs: int | None = None) -> list[Report]:
+    """Lint every path, in a fork pool when there are many; reports come back in path order."""
+    work = partial(lint_path, settings=settings, mode=mode)
+    workers = min(jobs or os.cpu_count() or 1, len(paths))
+    if len(paths) <= POOL_THRESHOLD or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [work(p) for p in paths]
+    chunksize = max(1, len(paths) // (workers * 4))
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            return list(pool.imap(work, paths, chunksize))
+    except AssertionError:  # "daemonic processes are not allowed to have children"
+        return [work(p) for p in paths]
