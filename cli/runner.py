@@ -9,7 +9,6 @@ the functions, so importing this module (``pypto-lint --version``) stays cheap.
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 import os
 import traceback
 from dataclasses import dataclass
@@ -111,7 +110,11 @@ def lint_paths(paths: Sequence[str], settings: Settings, mode: Mode, *, jobs: in
     """Lint every path, in a fork pool when there are many; reports come back in path order."""
     work = partial(lint_path, settings=settings, mode=mode)
     workers = min(jobs or os.cpu_count() or 1, len(paths))
-    if len(paths) <= POOL_THRESHOLD or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if len(paths) <= POOL_THRESHOLD or workers < 2:
+        return [work(p) for p in paths]
+    import multiprocessing  # only for many files: keeps one-file start-up cheap
+
+    if "fork" not in multiprocessing.get_all_start_methods():
         return [work(p) for p in paths]
     chunksize = max(1, len(paths) // (workers * 4))
     try:

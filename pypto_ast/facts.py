@@ -129,6 +129,8 @@ class ViewFact:
     read_node: Optional[ast.AST]  # where that tensor value was read
     slicing: bool
     loop: LoopFact
+    read_ids: frozenset = frozenset()  # reads behind the live read (index_of_live_read)
+    shape_read_ids: frozenset = frozenset()  # reads in the shape / slice extents (uses_tensor_read)
 
 
 @dataclass(eq=False)
@@ -150,6 +152,9 @@ class Kernel:
     views: list = field(default_factory=list)
     outputs: set = field(default_factory=set)  # parameter names written through [:]/move/assemble
     param_reads: list = field(default_factory=list)  # (param name, order, loops)
+    # tensor-read id (Sym.reads) -> use kinds: "operand" | "offset" | "valid_shape" | "extent"
+    read_uses: dict = field(default_factory=dict)
+    local_decls: dict = field(default_factory=dict)  # TensorVal.ident of a local -> its pypto.tensor(...) call
 
     @property
     def body(self) -> list:

@@ -21,7 +21,7 @@ from .settings import Settings
 from .source import SourceFile
 from .values import (
     UNKNOWN, ApiRef, BranchVal, Const, DType, FuncRef, LoopIter, Marker, Sym, TensorAnnotation,
-    TensorVal, TupleVal, as_dims, int_value, is_symbolic,
+    TensorVal, TupleVal, as_dims, int_value,
 )
 
 MAX_INLINE_DEPTH = 8
@@ -361,6 +361,53 @@ class ModuleScope(_Evaluator):
 
     def run_module(self) -> None:
         self._run_block(self.source.tree.body)
+        self.host_tile_set = self._host_sets_tiles()
+
+    def _host_sets_tiles(self) -> bool:
+        """Whether host code sets a tile shape: a ``set_*_tile_shapes`` call at module level or
+        in a function no kernel calls. It configures pypto's global scope, which kernels traced
+        afterwards inherit, so their initial tile shapes are unknown here (not "never set")."""
+        from .model import decorator_kind  # local: model imports this module
+
+        setters = {"pypto.set_vec_tile_shapes", "pypto.set_cube_tile_shapes"}
+        owners: list = []  # enclosing plain function (None: module level) of each host set call
+        from_kernels: set = set()  # names called inside kernel bodies
+        calls: dict = {}  # plain function name -> names it calls
+
+        def visit(node, owner, in_kernel):
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    kernel = in_kernel or decorator_kind(self, child) is not None
+                    visit(child, None if kernel else child, kernel)
+                    continue
+                inner = in_kernel
+                if isinstance(child, ast.With) and any(
+                    isinstance(i.context_expr, ast.Call)
+                    and getattr(self.evaluate_static(i.context_expr.func), "qualname", None) == api.LEGACY_FUNCTION
+                    for i in child.items
+                ):
+                    inner = True
+                if isinstance(child, ast.Call):
+                    func = self.evaluate_static(child.func)
+                    if not in_kernel and isinstance(func, ApiRef) and func.qualname in setters:
+                        owners.append(owner)
+                    if isinstance(child.func, ast.Name):
+                        if in_kernel:
+                            from_kernels.add(child.func.id)
+                        elif owner is not None:
+                            calls.setdefault(owner.name, set()).add(child.func.id)
+                visit(child, owner, inner)
+
+        visit(self.source.tree, None, False)
+        if not owners:
+            return False
+        reached, frontier = set(), set(from_kernels)
+        while frontier:
+            name = frontier.pop()
+            if name not in reached:
+                reached.add(name)
+                frontier |= calls.get(name, set())
+        return any(owner is None or owner.name not in reached for owner in owners)
 
     def _run_block(self, stmts):
         for stmt in stmts:
@@ -544,6 +591,7 @@ class Interpreter(_Evaluator):
         self._apply_decorator_options(func)
         self.exec_block(func.body)
         root.body_paths = self.paths
+        self.kernel.read_uses = self.read_uses
         return self.kernel
 
     def run_legacy_kernel(self, node: ast.With, owner) -> Kernel:
@@ -556,8 +604,10 @@ class Interpreter(_Evaluator):
         for arg in call.args[1:]:
             if isinstance(arg, ast.Name):
                 known = self.scope.env.get(arg.id)
-                tensor = TensorVal(known.shape if isinstance(known, TensorVal) else None,
-                                   known.dtype if isinstance(known, TensorVal) else None, "param", arg.id)
+                # module-level ``x = pypto.tensor(shape, dtype)`` evaluates to a TensorAnnotation
+                typed = isinstance(known, (TensorVal, TensorAnnotation))
+                tensor = TensorVal(known.shape if typed else None,
+                                   known.dtype if typed else None, "param", arg.id)
                 params[arg.id] = tensor
                 param_nodes[arg.id] = arg
                 frame.env[arg.id] = tensor
@@ -569,6 +619,7 @@ class Interpreter(_Evaluator):
         self.frames.append(frame)
         self.exec_block(node.body)
         root.body_paths = self.paths
+        self.kernel.read_uses = self.read_uses
         return self.kernel
 
     def _apply_decorator_options(self, func):
@@ -657,8 +708,7 @@ class Interpreter(_Evaluator):
             self.sym_used(value, "operand")
         if isinstance(base, TensorVal):
             self.write(base, target)
-        if isinstance(key, Sym):
-            self.sym_used(key, "offset")
+        self.sym_used(key, "offset")
 
     def eval_no_read(self, node):
         """Evaluate a write target's base: a name load there is not a read of the parameter."""
@@ -690,6 +740,9 @@ class Interpreter(_Evaluator):
         elif isinstance(value, TupleVal):
             for item in value.items:
                 self.sym_used(item, how)
+        elif isinstance(value, SliceVal):
+            self.sym_used(value.lower, how)
+            self.sym_used(value.upper, how)
 
     # -- statements -------------------------------------------------------------------
     def exec_block(self, stmts) -> None:
@@ -1029,7 +1082,9 @@ class Interpreter(_Evaluator):
             return OptionsVal(kwargs.get("vec_tile_shapes"), kwargs.get("cube_tile_shapes"), node)
         if name in ("Tensor", "tensor"):
             ann = _annotation(args, kwargs)
-            return TensorVal(ann.shape, ann.dtype or api.FP32, "local", _local_name(args, kwargs))
+            local = TensorVal(ann.shape, ann.dtype or api.FP32, "local", _local_name(args, kwargs))
+            self.kernel.local_decls[local.ident] = node
+            return local
         if name == "from_torch":
             dt = kwargs.get("dtype")
             return TensorVal(None, dt if isinstance(dt, DType) else None, "host")
@@ -1118,7 +1173,12 @@ class Interpreter(_Evaluator):
     def set_vec_tiles(self, node, args):
         if len(args) == 1 and isinstance(args[0], TupleVal):
             args = list(args[0].items)
-        dims = tuple(int_value(a) for a in args)
+        dims: Any = tuple(int_value(a) for a in args)
+        starred = any(isinstance(a, ast.Starred) for a in node.args)
+        if (starred and any(a is UNKNOWN for a in args)) or (
+            len(args) == 1 and not isinstance(args[0], (Const, Sym))
+        ):
+            dims = UNKNOWN  # ``*shapes`` / one opaque value (a list?): even the rank is unknown
         fact = TileSetFact(node, "vec", dims, self.loop)
         self.kernel.tile_sets.append(fact)
         self.vec_tile, self.vec_set = dims, fact
@@ -1234,6 +1294,7 @@ class Interpreter(_Evaluator):
         fact = ViewFact(node, has_valid, bool(shape_reads), live is not None,
                         live[1] if live else None, slicing, self.loop)
         fact.read_ids = frozenset(live[0].reads) if live else frozenset()
+        fact.shape_read_ids = shape_reads
         self.kernel.views.append(fact)
 
     def assemble(self, node, args, kwargs, receiver=False):
@@ -1274,7 +1335,11 @@ class Interpreter(_Evaluator):
                     self.sym_used(i, "offset")
                 return Sym(self.source.segment(node), frozenset({"tensor_read"}), frozenset({id(node)}), indices)
             shape, offsets = shapes.slice_shape(base.shape, items)
-            self._view_fact(node, TupleVal(()), offsets, False, slicing=True)
+            # extent of each slice: tensor reads in the stop that the start does not cancel
+            extents = TupleVal(tuple(Sym("", frozenset(), _reads_in(i.upper) - _reads_in(i.lower))
+                                     for i in items if isinstance(i, SliceVal)))
+            self.sym_used(offsets, "offset")
+            self._view_fact(node, extents, offsets, False, slicing=True)
             if shape is None and base.shape is not None and all(isinstance(i, SliceVal) and i.lower is None and i.upper is None for i in items):
                 shape = base.shape
             return TensorVal(shape, base.dtype, "view", base=base)
