@@ -387,14 +387,16 @@ def test_pool_matches_sequential(workdir, monkeypatch):
     from pypto_ast.settings import Settings
 
     paths = [str(write(workdir / f"m{i:02}.py", "x = BAD\n" if i % 3 else "def f(:\n").name) for i in range(30)]
+    import multiprocessing
+
     contexts = []
-    real_get_context = runner.multiprocessing.get_context
+    real_get_context = multiprocessing.get_context
 
     def spy(method):
         contexts.append(method)
         return real_get_context(method)
 
-    monkeypatch.setattr(runner.multiprocessing, "get_context", spy)
+    monkeypatch.setattr(multiprocessing, "get_context", spy)
     pooled = runner.lint_paths(paths, Settings(), runner.Mode(), jobs=2)
     assert contexts == ["fork"]
     monkeypatch.setattr(runner, "POOL_THRESHOLD", 10_000)
