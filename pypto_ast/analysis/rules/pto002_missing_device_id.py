@@ -107,7 +107,8 @@ class MissingDeviceId(Rule):
             indent = ctx.source.line_text(with_node.lineno)[: with_node.col_offset]
             start = Pos(with_node.lineno, 0)
             fix = Fix(
-                f"set the device before the launch: `{IDIOM}` (needs `import os`)",
+                f"set the device before the launch: `{IDIOM}` (needs `import os`), "
+                "or decorate the kernel with `@pypto.frontend.jit`",
                 Applicability.DISPLAY_ONLY,
                 (Edit(start, start, f"{indent}{IDIOM}\n"),),
             )
@@ -116,7 +117,6 @@ class MissingDeviceId(Rule):
                 f"kernel `{kernel.name}` is launched without @jit on NPU tensors, but no "
                 "`torch.npu.set_device(...)` runs before it: the device fails with "
                 "`fail get device id`",
-                help=f"call `{IDIOM}` first, or decorate the kernel with `@pypto.frontend.jit`",
                 fix=fix,
             )
 
