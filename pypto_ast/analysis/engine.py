@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..diagnostics import Diagnostic, Pos, Severity, Span
 from ..settings import Settings
