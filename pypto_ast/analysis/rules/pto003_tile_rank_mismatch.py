@@ -166,13 +166,19 @@ class TileRankMismatch(Rule):
 
     def check(self, ctx: LintContext):
         for kernel in ctx.model.kernels:
+            # one report per tile setting and output rank, at the first op it breaks
+            groups: dict = {}
             for op in kernel.ops:
                 if not op.vector or not isinstance(op.vec_tile, tuple):
                     continue
                 rank = op.out.rank if op.out is not None else None
-                tile = op.vec_tile
-                if rank is None or len(tile) >= rank:
+                if rank is None or len(op.vec_tile) >= rank:
                     continue
+                key = (id(op.vec_tile_node) if op.vec_tile_node is not None else op.vec_tile, rank)
+                groups.setdefault(key, []).append(op)
+            for ops in groups.values():
+                op, more = ops[0], len(ops) - 1
+                rank, tile = op.out.rank, op.vec_tile
                 setter = ctx.source.segment(op.vec_tile_node.func) if op.vec_tile_node is not None else ""
                 setter = setter or "pypto.set_vec_tile_shapes"
                 suggestion = self._suggest(tile, op.out.shape)
@@ -184,7 +190,8 @@ class TileRankMismatch(Rule):
                     f"`{op.op}` produces a {rank}-D result {_shape_text(op.out.shape)} but the vector tile "
                     f"{_tile_text(tile)} in effect has {len(tile)} dim{'s' if len(tile) != 1 else ''}; "
                     f"pypto 0.2.0 fails in pass ExpandFunction (`Tile shape size {len(tile)} is not matched "
-                    f"the output shape size {rank}`, reported only in the plog)",
+                    f"the output shape size {rank}`, reported only in the plog)"
+                    + (f"; {more} more op{'s' if more != 1 else ''} under this tile too" if more else ""),
                     help=f"set a {rank}-D tile before this op, e.g. `{setter}({suggestion})`",
                     notes=notes,
                 )
