@@ -1,24 +1,96 @@
-"""``pypto-transpile``: lowering to the control/compute IR and Ascend C emission.
+"""``pypto-transpile FILE``: lower a kernel to the control/compute IR, print it, or run it.
 
-Not implemented yet: the command exists so the console script is stable; it says so and
-exits 2 (the "could not run" status every pypto-ast command uses).
+    pypto-transpile FILE --emit ir|python|dot [-o OUT] [--kernel NAME] [--merge-loop1]
+    pypto-transpile FILE --run [--backend interp] [--kernel NAME]
+
+Exit status: 0 done (``--run``: every output matches the reference), 1 the kernel has
+errors or (``--run``) an output differs, 2 it could not run (our bug, a missing
+``example_inputs``/``reference``, an import failure).
 """
 
 from __future__ import annotations
 
+import sys
+from typing import Optional
+
 import click
 
 from pypto_ast import __version__
+from pypto_ast.diagnostics import Diagnostic, Pos, Severity, Span
+from pypto_ast.render import render
+
+EMITTERS = ("ir", "python", "dot")
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"], "ignore_unknown_options": True})
+def _diagnostic(path: str, message: str, span, code="PTO100", name="cannot-lower") -> Diagnostic:
+    if span is None:
+        where = Span(path or "<unknown>", Pos(1, 0), Pos(1, 0))
+    elif isinstance(span, tuple):
+        where = Span(path, Pos(span[0], span[1]), Pos(span[0], span[1] + 1))
+    else:
+        end = Pos(span.end_line, span.end_col) if (span.end_line, span.end_col) > (span.line, span.col) \
+            else Pos(span.line, span.col + 1)
+        where = Span(path, Pos(span.line, span.col), end)
+    return Diagnostic(code, name, message, where, Severity.ERROR)
+
+
+def _report(diags, sources) -> None:
+    click.echo(render("full", diags, sources, color=sys.stderr.isatty()), err=True, nl=False)
+
+
+def _source(path: Optional[str]) -> dict:
+    if not path:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return {path: handle.read()}
+    except OSError:
+        return {}
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="pypto-transpile")
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def main(args) -> None:
-    """Transpile PyPTO kernels (not yet available)."""
-    click.echo("pypto-transpile: not yet implemented: lowering to the control/compute IR "
-               "arrives in a later release; use pypto-lint to check kernels today", err=True)
-    raise SystemExit(2)
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--emit", "emit", type=click.Choice(EMITTERS), help="print a stage: the IR, explicit PyPTO, or graphviz")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="write the emitted text here instead of stdout")
+@click.option("--run", "do_run", is_flag=True, help="run example_inputs() through a backend and compare with reference()")
+@click.option("--backend", default="interp", type=click.Choice(["interp"]), show_default=True)
+@click.option("--kernel", "kernel_name", help="the kernel to use when the file has several")
+@click.option("--merge-loop1", is_flag=True, help="merge consecutive loop(1) regions (the PTO012 fix)")
+@click.option("--no-spans", is_flag=True, help="leave source locations out of the printed IR")
+def main(file, emit, output, do_run, backend, kernel_name, merge_loop1, no_spans) -> None:
+    """Lower the PyPTO kernel in FILE to the control/compute IR."""
+    from pypto_ast import pipeline
+
+    if not emit and not do_run:
+        emit = "ir"
+    try:
+        module = pipeline.load_module(file)
+        kernel = pipeline.find_kernel(module, kernel_name)
+        inputs = module.example_inputs() if hasattr(module, "example_inputs") else {}
+        if not isinstance(inputs, dict):
+            raise pipeline.PipelineError("example_inputs() must return a dict of arguments by parameter name", file)
+        if do_run:
+            from pypto_ast.runner import run_and_compare
+
+            code = run_and_compare(module, kernel, inputs, backend=backend, merge_loop1=merge_loop1,
+                                   echo=click.echo)
+            raise SystemExit(code)
+        program = pipeline.lower(kernel, inputs, merge_loop1=merge_loop1)
+        text = pipeline.emit(program, emit, spans=not no_spans, source_path=file)
+    except pipeline.KernelErrors as exc:
+        path = exc.path or file
+        _report([_diagnostic(path, m, s) for m, s in exc.findings], _source(path))
+        raise SystemExit(1)
+    except pipeline.PipelineError as exc:
+        path = exc.path or file
+        _report([_diagnostic(path, exc.message, exc.span, "PTO103", "cannot-run")], _source(path))
+        raise SystemExit(2)
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        click.echo(text, nl=False)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,71 @@
+"""The ``--run`` contract every backend shares: run a kernel module's ``example_inputs()``
+through a backend, compare with its ``reference(**inputs)``, report per output.
+
+Exit status: 0 all outputs match, 1 one differs, 2 it could not run.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from . import pipeline
+
+# (rtol, atol) per dtype when the module defines no TOLERANCE; fp16/bf16 allow for one
+# rounding per op of a chain computed in fp32 and stored in the narrow type.
+DEFAULT_TOLERANCE = {
+    "torch.float32": (1e-5, 1e-5), "torch.float64": (1e-7, 1e-7), "torch.float16": (2e-3, 2e-3),
+    "torch.bfloat16": (1.6e-2, 1e-2),
+}
+
+
+def _clone(value):
+    import torch
+
+    return value.clone() if isinstance(value, torch.Tensor) else value
+
+
+def run_and_compare(module, kernel, inputs: dict, *, backend: str = "interp", merge_loop1: bool = False,
+                    echo: Callable[[str], None] = print) -> int:
+    import torch
+
+    if not hasattr(module, "reference"):
+        raise pipeline.PipelineError("the module defines no reference(**inputs) to compare with",
+                                     getattr(module, "__file__", None))
+    pristine = {k: _clone(v) for k, v in inputs.items()}
+    program = pipeline.lower(kernel, inputs, merge_loop1=merge_loop1)
+    try:
+        returned = pipeline.run(program, inputs, backend)
+    except Exception as exc:  # the backend's own error (e.g. InterpError) -> located diagnostic
+        span = getattr(exc, "span", None)
+        raise pipeline.KernelErrors([(f"{backend} backend: {exc}", span)], getattr(module, "__file__", None)) from None
+    expected = module.reference(**pristine)
+    if isinstance(expected, dict):
+        actual = {name: inputs[name] for name in expected}
+    else:
+        names = ["return"] if not isinstance(expected, tuple) else [f"return[{i}]" for i in range(len(expected))]
+        expected_values = expected if isinstance(expected, tuple) else (expected,)
+        returned_values = returned if isinstance(returned, tuple) else (returned,)
+        if len(returned_values) != len(expected_values):
+            echo(f"kernel returned {len(returned_values)} value(s), reference {len(expected_values)}")
+            return 1
+        expected = dict(zip(names, expected_values))
+        actual = dict(zip(names, returned_values))
+    tolerance = getattr(module, "TOLERANCE", None)
+    failed = False
+    echo(f"backend: {backend}  kernel: {kernel.__name__}  paths: {program.paths}")
+    for name, want in expected.items():
+        got = actual[name]
+        rtol, atol = tolerance or DEFAULT_TOLERANCE.get(str(want.dtype), (1e-5, 1e-5))
+        if got.shape != want.shape or got.dtype != want.dtype:
+            echo(f"  {name}: MISMATCH shape/dtype {tuple(got.shape)} {got.dtype} vs expected "
+                 f"{tuple(want.shape)} {want.dtype}")
+            failed = True
+            continue
+        err = (got.double() - want.double()).abs().max().item() if got.numel() else 0.0
+        try:
+            torch.testing.assert_close(got, want, rtol=rtol, atol=atol, equal_nan=True)
+            echo(f"  {name}: ok  max abs error {err:.3g}  (rtol={rtol:g}, atol={atol:g})")
+        except AssertionError:
+            echo(f"  {name}: MISMATCH  max abs error {err:.3g}  (rtol={rtol:g}, atol={atol:g})")
+            failed = True
+    return 1 if failed else 0
