@@ -79,7 +79,8 @@ def load_module(path: str):
 
 
 def find_kernel(module, name: Optional[str] = None) -> frontend.Kernel:
-    kernels = {k: v for k, v in vars(module).items() if type(v) is frontend.Kernel}
+    kernels = {k: v for k, v in vars(module).items()
+               if isinstance(v, frontend.Kernel) and not isinstance(v, frontend.InlineFunction)}
     if name is not None:
         if name not in kernels:
             raise PipelineError(f"no jit kernel named {name!r} (found: {', '.join(sorted(kernels)) or 'none'})",

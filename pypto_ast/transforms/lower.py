@@ -442,29 +442,43 @@ def _bind_params(tracer: Tracer, func, args: dict):
     from ..lang import TensorSpec, _Marker
     from ..lang.frontend import DynamicDim
 
+    from .unsupported import function_node
+
     sig = inspect.signature(func)
     call_args, params = [], []
+    node = function_node(func)
+    arg_nodes = {a.arg: a for a in (node.args.posonlyargs + node.args.args + node.args.kwonlyargs)} if node else {}
     for pname, param in sig.parameters.items():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.KEYWORD_ONLY):
-            raise LoweringError(f"parameter `{pname}`: *args, **kwargs and keyword-only parameters are "
-                                "not supported in kernels", None, tracer.source_path)
-        ann = param.annotation
-        given = args.get(pname, param.default if param.default is not param.empty else None)
-        if isinstance(ann, TensorSpec):
-            shape, dtype = _tensor_spec(tracer, pname, ann, given, _Marker, DynamicDim)
-            tensor = TensorH(tracer, ir.TensorRef(pname), shape, dtype)
-            tracer.params[pname] = tensor
-            params.append(ir.Param(pname, "tensor", tensor.type))
-            call_args.append(tensor)
-        else:
-            if pname not in args and param.default is param.empty:
-                raise LoweringError(f"no value for the non-tensor parameter `{pname}`", None, tracer.source_path)
-            if _is_torch_tensor(given):
-                raise LoweringError(f"parameter `{pname}` receives a tensor but is not annotated with "
-                                    "pypto.Tensor(...)", None, tracer.source_path)
-            params.append(ir.Param(pname, "scalar", None, False, given))
-            call_args.append(given)
+        try:
+            _bind_one(tracer, pname, param, args, call_args, params, TensorSpec, _Marker, DynamicDim)
+        except LoweringError as exc:
+            where = arg_nodes.get(pname)
+            if exc.span is None and where is not None:
+                exc.span = ir.Span(where.lineno, where.col_offset, where.end_lineno, where.end_col_offset)
+            raise
     return call_args, params
+
+
+def _bind_one(tracer, pname, param, args, call_args, params, TensorSpec, _Marker, DynamicDim):
+    if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.KEYWORD_ONLY):
+        raise LoweringError(f"parameter `{pname}`: *args, **kwargs and keyword-only parameters are "
+                            "not supported in kernels", None, tracer.source_path)
+    ann = param.annotation
+    given = args.get(pname, param.default if param.default is not param.empty else None)
+    if isinstance(ann, TensorSpec):
+        shape, dtype = _tensor_spec(tracer, pname, ann, given, _Marker, DynamicDim)
+        tensor = TensorH(tracer, ir.TensorRef(pname), shape, dtype)
+        tracer.params[pname] = tensor
+        params.append(ir.Param(pname, "tensor", tensor.type))
+        call_args.append(tensor)
+    else:
+        if pname not in args and param.default is param.empty:
+            raise LoweringError(f"no value for the non-tensor parameter `{pname}`", None, tracer.source_path)
+        if _is_torch_tensor(given):
+            raise LoweringError(f"parameter `{pname}` receives a tensor but is not annotated with "
+                                "pypto.Tensor(...)", None, tracer.source_path)
+        params.append(ir.Param(pname, "scalar", None, False, given))
+        call_args.append(given)
 
 
 def _is_torch_tensor(value) -> bool:
