@@ -141,9 +141,10 @@ class Block:
 
 @dataclass(frozen=True)
 class Loop:
-    """A control loop. ``unroll`` > 1: ``body`` already holds that many copies of the
-    source body, for indices ``var``, ``var + step``, ... (pypto.loop); for ``kind ==
-    "loop_unroll"`` the body was traced once with the factor bound to ``unroll``."""
+    """A control loop over ``range(start, stop, step)``. ``step`` is the full stride: with
+    ``unroll`` = k > 1 it is k times the source step and ``body`` already holds the k copies
+    of the source body, for indices ``var``, ``var + source_step``, ... (pypto.loop); for
+    ``kind == "loop_unroll"`` the body was traced once with the factor bound to ``unroll``."""
 
     var: str
     start: Expr

@@ -200,7 +200,9 @@ def op_matmul(tracer, name, args, kwargs):
     a = _tensor(tracer, args[0], "the first operand of pypto.matmul")
     b = _tensor(tracer, args[1], "the second operand of pypto.matmul")
     out_dtype = args[2] if len(args) > 2 else kwargs.get("out_dtype")
-    out_dtype = ir_dtype(out_dtype) if out_dtype is not None else a.dtype
+    if out_dtype is None:
+        out_dtype = "int32" if a.dtype == "int8" else a.dtype
+    out_dtype = ir_dtype(out_dtype)
     a_trans, b_trans = bool(kwargs.get("a_trans", False)), bool(kwargs.get("b_trans", False))
     if len(a.shape) < 2 or len(a.shape) != len(b.shape):
         raise tracer.error(f"pypto.matmul needs operands of the same rank >= 2, got {shape_text(a.shape)} "

@@ -1,0 +1,1317 @@
+"""Reference interpreter: runs a lowered ``Program`` (``transforms/ir.py``) with torch on the CPU.
+
+This is the semantic oracle every backend is compared against, so each choice below is
+deliberate; change one only together with its test in ``tests/interp/``.
+
+Entry point: ``run_program(program, inputs)``. ``inputs`` maps parameter names to values:
+tensor parameters are the caller's torch tensors (outputs are written *in place*, and only
+in the regions the program assembles into); scalar parameters are Python numbers bound to
+``Var(name)`` (a missing one falls back to ``Param.value``). The result is the value of the
+program's ``Return`` node (one tensor, or a tuple for several; each is the value's *valid*
+data) or ``None`` when the program has no ``Return``. Every runtime
+problem raises ``InterpError(message, span)`` with the ``Span`` of the Op/Loop/Branch at
+fault (or ``None``); torch exceptions raised inside an op are wrapped, never leaked.
+
+Control
+  * ``Block`` runs its ops in order; ``Loop`` evaluates ``start/stop/step`` when it is reached
+    and binds ``var`` to each element of ``range(start, stop, step)``; the body is run as
+    given. ``Loop.step`` is taken as the per-iteration step: an unrolled loop (``unroll``
+    > 1) already holds its copies (``var``, ``var + k*step'``) and is not re-expanded here.
+    ``kind``, ``name`` and ``submit_before_loop`` (a barrier) have no effect on values.
+    Bounds must be integers; a zero step is an error.
+  * ``Branch`` evaluates ``cond`` with Python truthiness. ``Return`` ends the program.
+  * ``Op.tile`` / ``Op.cube_tile`` are ignored: tiling changes the schedule, not the values
+    (it may change the float summation order on the device; compare with a tolerance).
+
+Scalar expressions follow Python: ``//`` and ``%`` floor, ``/`` is true division, ``and``/``or``
+/``not`` and the comparisons give bools, ``min``/``max`` are Python's. ``ShapeOf`` reads a
+named tensor's dimension (or an SSA value's declared one). ``Read`` reads one element of a
+named integer tensor (bounds-checked, no negative indices, locals must have been written).
+
+Memory and values
+  * SSA values live in one environment; a value defined in a loop body is redefined on each
+    iteration and after the loop holds the last one. Named tensors (``@x``) are the
+    parameters (the caller's tensors, dtype and static dims checked against ``Param.type``)
+    and ``Program.locals``, allocated at start with a per-element *written* mask: reading
+    any element of a local that was never written raises "read before write" (through a
+    view, a whole-tensor operand ``@t`` or a scalar ``Read``). Parameters count as written.
+  * A runtime value (``TVal``) holds the torch tensor of its **valid** data plus its
+    **declared** shape and dtype string. Valid data always starts at the origin of the
+    declared block. ``view`` with ``valid_shape`` reads ``[offsets, offsets + valid)``; that
+    region must lie inside the source (inside the *valid* data when the source is an SSA
+    value); ``valid <= shape`` and no extent may be negative (0 gives an empty value).
+    Without ``valid_shape`` a view of a named tensor must fit entirely (out of bounds is an
+    error, as pypto does not check it and reads garbage); a view of an SSA value inherits
+    the source's valid extent clipped to the block (pypto: "valid shape inferred from the
+    input").
+  * ``assemble(value, @t){offsets}`` writes the value's valid data at ``offsets``
+    (bounds-checked, rank and dtype must match: pypto never casts on assemble). ``move`` is
+    ``assemble`` at offset 0. ``store_scalar`` writes one element of an integer tensor.
+  * When ``Op.types`` is present, the computed declared shape and dtype are checked against
+    it (a mismatch is an error: it means the lowering and the semantics disagree).
+  * ``view`` with a ``dtype`` attribute is a bit-cast of the region (equal element sizes).
+
+Ops (operands are SSA values, ``@tensors`` read whole, ``Expr``s or Python numbers; a
+named argument is taken from the operand at its position if present, else from ``attrs``)
+  * Supported dtypes per op follow the pypto 0.2.0 op pages (table ``_DT``); anything else
+    is "dtype not supported". Tensor operands of one op must share a dtype (no implicit
+    promotion). Scalars take the tensor operand's dtype first (``Element`` rule): they are
+    rounded to fp16/bf16, or truncated to an integer for integer tensors.
+  * Elementwise ops on fp16/bf16 compute in fp32 and round the result once to the value's
+    dtype (nearest-even), as a vector unit does; ``add/sub`` with ``alpha`` round
+    ``a + alpha*b`` once. fp32 ops use torch's fp32 CPU kernels (operands made contiguous
+    so a given shape always takes the same vector/scalar path). Integer arithmetic wraps
+    (torch); integer ``pow`` with a negative exponent and integer ``remainder`` by zero are
+    errors. ``cbrt`` computes in fp64. ``round`` is half-to-even. ``exp2/expm1`` on
+    integers give fp32.
+  * Broadcasting: torch rules on the declared shapes (an error if incompatible). The result's
+    valid extent on each axis is the smallest valid extent among the operands that are not
+    broadcast along it (elements outside any operand's valid region are not produced).
+  * Comparisons (``eq ne lt le gt ge greater``), ``logical_not``, ``isfinite``, ``signbit``
+    give bool; ``where(cond, a, b)`` needs a bool cond.
+  * Reductions ``sum amax amin prod var`` run over the valid data only (``dim`` int, tuple or,
+    for ``var``, None = all; ``keepdim``; ``var`` has ``correction`` default 1). fp16/bf16
+    accumulate in fp32. ``cumsum`` of an integer tensor gives int64 (pypto rule).
+  * ``matmul(a, b[, bias])``: same-dtype inputs, rank 2..4 (batch dims broadcast),
+    ``a_trans``/``b_trans`` swap the last two axes, ``out_dtype`` defaults to b's dtype (int32
+    for int8). fp16/bf16 accumulate in fp32, int8 in integers (result int32), fp32 in fp32;
+    the bias is added in the accumulator before the single rounding to ``out_dtype``. The
+    valid K extents of a and b must agree.
+  * ``cast(dtype, mode, satmode)``: only the pairs of the pypto cast page (plus identity).
+    float->int: ``CAST_NONE``/``CAST_TRUNC`` truncate, ``CAST_RINT`` nearest-even,
+    ``CAST_ROUND`` half away from zero, ``CAST_FLOOR``/``CAST_CEIL``; ``CAST_ODD`` falls back
+    to truncation. float->narrower float: ``CAST_NONE``/``CAST_RINT`` nearest-even, the other
+    modes are honoured exactly (directed rounding, ``CAST_ODD`` = round to odd).
+    Saturation: ``satmode`` None means the pypto default for the pair (wrap for fp16->
+    uint8/int8/int16, fp32->int16, int64->int32, int32->int16; clamp otherwise). Integer
+    targets: NaN becomes 0, clamping saturates to the type's range, wrapping keeps the low
+    bits (two's complement). Float targets: clamping turns a finite overflow into the largest
+    finite value and keeps inf/NaN; without it a finite overflow becomes inf.
+  * Layout: ``reshape`` (one ``-1`` allowed; a partially valid input must be a row-major
+    prefix of its block, and the result's valid extent is ``valid_shape`` or the prefix
+    inferred in the new shape), ``transpose(dims=(d0, d1))``, ``unsqueeze(dim)``,
+    ``concat`` (every input but the last fully valid along ``dim``), ``expand_clone(shape)``
+    (broadcast size-1 axes; valid extent of a broadcast axis = ``valid_shape`` or the
+    target), ``pad(pad, value)`` (torch ``F.pad`` order, right/bottom only, input fully
+    valid), ``fillpad(value)`` (fills up to the declared shape).
+  * Creation: ``full(fill)``, ``zeros``, ``ones``, ``arange`` with ``shape``/``dtype``/
+    ``valid_shape``; ``zeros``/``ones`` default to fp32, ``arange`` to fp32 when any bound is
+    a float and int32 otherwise.
+  * An opcode missing from ``OPS`` raises "unknown opcode".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from .transforms.ir import (
+    BinExpr, Block, Branch, Const, Loop, Op, Program, Read, Return, ShapeOf, Span, TensorRef,
+    UnExpr, Value, Var,
+)
+
+__all__ = ["OPS", "TORCH_DTYPES", "InterpError", "TVal", "run_program"]
+
+
+class InterpError(Exception):
+    """A runtime error of the program being interpreted (not of the interpreter)."""
+
+    def __init__(self, message: str, span: Span | None = None):
+        where = f" (line {span.line}, col {span.col + 1})" if span is not None else ""
+        super().__init__(message + where)
+        self.message = message
+        self.span = span
+
+
+TORCH_DTYPES = {
+    "fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16, "double": torch.float64,
+    "int8": torch.int8, "int16": torch.int16, "int32": torch.int32, "int64": torch.int64,
+    "uint8": torch.uint8, "uint16": torch.uint16, "uint32": torch.uint32, "uint64": torch.uint64,
+    "bool": torch.bool,
+}
+_NAMES = {v: k for k, v in TORCH_DTYPES.items()}
+FLOATS = frozenset({"fp32", "fp16", "bf16"})
+INTS = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+_HALF = frozenset({"fp16", "bf16"})
+
+
+@dataclass
+class TVal:
+    """A runtime tensor value: ``data`` is the valid region, ``shape`` the declared block."""
+
+    data: torch.Tensor
+    shape: tuple
+    dtype: str
+
+    @property
+    def valid(self) -> tuple:
+        return tuple(self.data.shape)
+
+
+class _Return(Exception):
+    def __init__(self, values):
+        self.values = values
+
+
+_MISSING = object()
+
+
+# ---------------------------------------------------------------------------------------
+# The machine: environment, expressions, control.
+
+
+class _Machine:
+    def __init__(self, program: Program, inputs: dict):
+        self.program = program
+        self.span: Span | None = None
+        self.values: dict[str, TVal] = {}
+        self.scalars: dict[str, Any] = {}
+        self.tensors: dict[str, torch.Tensor] = {}
+        self.tensor_dtypes: dict[str, str] = {}
+        self.written: dict[str, torch.Tensor] = {}  # locals only
+        self._bind(inputs)
+
+    # -- errors and helpers --------------------------------------------------------------
+    def err(self, message: str) -> InterpError:
+        return InterpError(message, self.span)
+
+    def torch_dtype(self, name: str) -> torch.dtype:
+        if name not in TORCH_DTYPES:
+            raise self.err(f"unknown dtype {name!r}")
+        return TORCH_DTYPES[name]
+
+    def _bind(self, inputs: dict) -> None:
+        for p in self.program.params:
+            if p.kind == "scalar":
+                if p.name in inputs:
+                    value = inputs[p.name]
+                elif p.value is not None:
+                    value = p.value
+                else:
+                    raise self.err(f"no value for scalar parameter {p.name!r}")
+                if isinstance(value, torch.Tensor):
+                    raise self.err(f"scalar parameter {p.name!r} got a torch.Tensor")
+                self.scalars[p.name] = value
+                continue
+            if p.name not in inputs:
+                raise self.err(f"no tensor for parameter {p.name!r}")
+            t = inputs[p.name]
+            if not isinstance(t, torch.Tensor):
+                raise self.err(f"tensor parameter {p.name!r} got {type(t).__name__}")
+            if t.dtype not in _NAMES:
+                raise self.err(f"parameter {p.name!r}: unsupported torch dtype {t.dtype}")
+            self.tensors[p.name] = t
+            self.tensor_dtypes[p.name] = _NAMES[t.dtype]
+        # Declared parameter types are checked once every tensor is bound (ShapeOf may refer
+        # to any of them).
+        for p in self.program.params:
+            if p.kind != "tensor" or p.type is None:
+                continue
+            t = self.tensors[p.name]
+            if self.tensor_dtypes[p.name] != p.type.dtype:
+                raise self.err(
+                    f"parameter {p.name!r} is declared {p.type.dtype} but got {_NAMES[t.dtype]}")
+            if len(p.type.shape) != t.dim():
+                raise self.err(f"parameter {p.name!r} is declared rank {len(p.type.shape)} "
+                               f"but got shape {tuple(t.shape)}")
+            for axis, dim in enumerate(p.type.shape):
+                if isinstance(dim, (Const, int)):
+                    want = dim.value if isinstance(dim, Const) else dim
+                    if want != t.shape[axis]:
+                        raise self.err(f"parameter {p.name!r} is declared with dim {axis} = "
+                                       f"{want} but got shape {tuple(t.shape)}")
+        for local in self.program.locals:
+            shape = self.shape_of(local.type.shape, "local shape")
+            dtype = self.torch_dtype(local.type.dtype)
+            data = torch.empty(shape, dtype=dtype)
+            if data.is_floating_point():
+                data.fill_(float("nan"))
+            else:
+                data.zero_()
+            self.tensors[local.name] = data
+            self.tensor_dtypes[local.name] = local.type.dtype
+            self.written[local.name] = torch.zeros(shape, dtype=torch.bool)
+
+    # -- expressions ---------------------------------------------------------------------
+    def eval(self, e: Any) -> Any:
+        """Evaluate an Expr (or pass a Python number through)."""
+        if isinstance(e, (bool, int, float)):
+            return e
+        if isinstance(e, Const):
+            return e.value
+        if isinstance(e, Var):
+            if e.name not in self.scalars:
+                raise self.err(f"unbound scalar {e.name!r}")
+            return self.scalars[e.name]
+        if isinstance(e, ShapeOf):
+            if e.tensor in self.tensors:
+                shape = tuple(self.tensors[e.tensor].shape)
+            elif e.tensor in self.values:
+                shape = self.values[e.tensor].shape
+            else:
+                raise self.err(f"ShapeOf: unknown tensor {e.tensor!r}")
+            if not -len(shape) <= e.axis < len(shape):
+                raise self.err(f"ShapeOf: axis {e.axis} out of range for {e.tensor!r} {shape}")
+            return shape[e.axis]
+        if isinstance(e, Read):
+            return self.read_scalar(e)
+        if isinstance(e, BinExpr):
+            return self._binexpr(e.op, self.eval(e.a), self.eval(e.b))
+        if isinstance(e, UnExpr):
+            a = self.eval(e.a)
+            if e.op == "-":
+                return -a
+            if e.op == "not":
+                return not a
+            raise self.err(f"unknown unary scalar operator {e.op!r}")
+        raise self.err(f"not a scalar expression: {e!r}")
+
+    def _binexpr(self, op: str, a: Any, b: Any) -> Any:
+        try:
+            fn = _SCALAR_OPS[op]
+        except KeyError:
+            raise self.err(f"unknown scalar operator {op!r}") from None
+        try:
+            return fn(a, b)
+        except ZeroDivisionError:
+            raise self.err(f"scalar division by zero: {a} {op} {b}") from None
+
+    def read_scalar(self, e: Read) -> Any:
+        if e.tensor not in self.tensors:
+            raise self.err(f"Read: unknown tensor @{e.tensor}")
+        t = self.tensors[e.tensor]
+        if self.tensor_dtypes[e.tensor] not in INTS:
+            raise self.err(f"Read: @{e.tensor} is {self.tensor_dtypes[e.tensor]}; "
+                           "scalar reads need an integer tensor")
+        index = tuple(self.int_of(i, "Read index") for i in e.index)
+        if len(index) != t.dim():
+            raise self.err(f"Read: @{e.tensor} has rank {t.dim()}, got {len(index)} indices")
+        for i, n in zip(index, t.shape):
+            if not 0 <= i < n:
+                raise self.err(f"Read: index {index} out of bounds for @{e.tensor} "
+                               f"{tuple(t.shape)}")
+        if e.tensor in self.written and not bool(self.written[e.tensor][index]):
+            raise self.err(f"read before write: @{e.tensor}{list(index)} was never written")
+        return int(t[index].item())
+
+    def int_of(self, e: Any, what: str) -> int:
+        v = self.eval(e)
+        if isinstance(v, bool):
+            return int(v)
+        if isinstance(v, float):
+            if not v.is_integer():
+                raise self.err(f"{what} is not an integer: {v}")
+            return int(v)
+        if not isinstance(v, int):
+            raise self.err(f"{what} is not an integer: {v!r}")
+        return v
+
+    def shape_of(self, dims: Any, what: str) -> tuple:
+        if not isinstance(dims, (tuple, list)):
+            dims = (dims,)
+        shape = tuple(self.int_of(d, what) for d in dims)
+        if any(d < 0 for d in shape):
+            raise self.err(f"{what} has a negative extent: {shape}")
+        return shape
+
+    # -- operands ------------------------------------------------------------------------
+    def value(self, x: Any) -> TVal:
+        """A tensor operand: an SSA value or a named tensor read whole."""
+        if isinstance(x, Value):
+            if x.name not in self.values:
+                raise self.err(f"%{x.name} is not defined")
+            return self.values[x.name]
+        if isinstance(x, TensorRef):
+            t = self.tensors.get(x.name)
+            if t is None:
+                raise self.err(f"unknown tensor @{x.name}")
+            self.check_written(x.name, tuple(slice(None) for _ in range(t.dim())))
+            return TVal(t.clone(), tuple(t.shape), self.tensor_dtypes[x.name])
+        raise self.err(f"expected a tensor operand, got {x!r}")
+
+    def operand(self, x: Any) -> Any:
+        """A tensor operand (TVal) or a scalar (Python number)."""
+        if isinstance(x, (Value, TensorRef)):
+            return self.value(x)
+        return self.eval(x)
+
+    def attr(self, op: Op, key: str, default: Any = _MISSING) -> Any:
+        for k, v in op.attrs:
+            if k == key:
+                return self.evaluate_attr(v)
+        if default is _MISSING:
+            raise self.err(f"{op.opcode}: missing attribute {key!r}")
+        return default
+
+    def evaluate_attr(self, v: Any) -> Any:
+        if isinstance(v, (tuple, list)):
+            return tuple(self.evaluate_attr(x) for x in v)
+        if isinstance(v, (Const, Var, ShapeOf, Read, BinExpr, UnExpr)):
+            return self.eval(v)
+        if isinstance(v, (Value, TensorRef)):  # e.g. tensor bounds of clip
+            return self.value(v)
+        return v
+
+    def arg(self, op: Op, index: int, key: str, default: Any = _MISSING) -> Any:
+        """Operand ``index`` if present, else attribute ``key`` (evaluated)."""
+        if len(op.operands) > index:
+            x = op.operands[index]
+            if isinstance(x, (tuple, list)):
+                return tuple(self.operand(y) for y in x)
+            return self.operand(x)
+        return self.attr(op, key, default)
+
+    def check_written(self, name: str, region: tuple) -> None:
+        mask = self.written.get(name)
+        if mask is not None and not bool(mask[region].all()):
+            raise self.err(f"read before write: local @{name} is read in a region that was "
+                           "never written")
+
+    # -- control -------------------------------------------------------------------------
+    def run(self) -> Any:
+        try:
+            self.run_region(self.program.body)
+        except _Return as r:
+            return r.values
+        return None
+
+    def run_region(self, region: tuple) -> None:
+        for node in region:
+            if isinstance(node, Block):
+                for op in node.ops:
+                    self.exec_op(op)
+            elif isinstance(node, Loop):
+                self.run_loop(node)
+            elif isinstance(node, Branch):
+                self.span = node.span
+                if self.eval(node.cond):
+                    self.run_region(node.then)
+                else:
+                    self.run_region(node.orelse)
+            elif isinstance(node, Return):
+                raise _Return(self.returned(node))
+            else:
+                raise self.err(f"unknown IR node {type(node).__name__}")
+
+    def run_loop(self, loop: Loop) -> None:
+        self.span = loop.span
+        start = self.int_of(loop.start, f"loop {loop.var} start")
+        stop = self.int_of(loop.stop, f"loop {loop.var} stop")
+        step = self.int_of(loop.step, f"loop {loop.var} step")
+        if step == 0:
+            raise self.err(f"loop {loop.var} has step 0")
+        for i in range(start, stop, step):
+            self.scalars[loop.var] = i
+            self.run_region(loop.body)
+
+    def returned(self, node: Return) -> Any:
+        out = tuple(self.value(v).data for v in node.values)
+        return out[0] if len(out) == 1 else out
+
+    # -- ops -----------------------------------------------------------------------------
+    def exec_op(self, op: Op) -> None:
+        self.span = op.span
+        fn = OPS.get(op.opcode)
+        if fn is None:
+            raise self.err(f"unknown opcode {op.opcode!r}")
+        try:
+            out = fn(self, op)
+        except InterpError:
+            raise
+        except (RuntimeError, ValueError, TypeError, IndexError, ZeroDivisionError,
+                OverflowError) as exc:
+            raise self.err(f"{op.opcode}: {type(exc).__name__}: {exc}") from exc
+        outs = () if out is None else (out if isinstance(out, tuple) else (out,))
+        if len(outs) != len(op.results):
+            raise self.err(f"{op.opcode} produces {len(outs)} value(s) but the op names "
+                           f"{len(op.results)}")
+        for i, (name, val) in enumerate(zip(op.results, outs)):
+            if i < len(op.types) and op.types[i] is not None:
+                self.check_type(op, val, op.types[i])
+            self.values[name] = val
+
+    def check_type(self, op: Op, val: TVal, ty: Any) -> None:
+        shape = self.shape_of(ty.shape, f"declared shape of {op.opcode}")
+        if shape != tuple(val.shape) or ty.dtype != val.dtype:
+            raise self.err(f"{op.opcode}: declared {ty.dtype}{list(shape)} but the op computes "
+                           f"{val.dtype}{list(val.shape)}")
+
+
+_SCALAR_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "//": lambda a, b: a // b, "%": lambda a, b: a % b, "/": lambda a, b: a / b,
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+    "and": lambda a, b: bool(a) and bool(b), "or": lambda a, b: bool(a) or bool(b),
+    "min": min, "max": max,
+}
+
+
+def run_program(program: Program, inputs: dict) -> Any:
+    """Run ``program``; see the module docstring for the conventions."""
+    return _Machine(program, dict(inputs)).run()
+
+
+# ---------------------------------------------------------------------------------------
+# Shared helpers for op implementations.
+
+_ALL = frozenset(TORCH_DTYPES)
+_F_I16_I32 = FLOATS | {"int16", "int32"}
+# Supported input dtypes per op (pypto 0.2.0 op pages, reference §8).
+_DT: dict[str, frozenset] = {
+    "add": _F_I16_I32, "sub": _F_I16_I32, "mul": _F_I16_I32, "div": FLOATS,
+    "maximum": _F_I16_I32, "minimum": _F_I16_I32, "pow": FLOATS | {"int32"},
+    "remainder": _F_I16_I32, "fmod": FLOATS, "hypot": FLOATS,
+    "bitwise_and": frozenset({"int16", "uint16"}), "bitwise_or": frozenset({"int16", "uint16"}),
+    "bitwise_xor": frozenset({"int16", "uint16"}), "bitwise_not": frozenset({"int16", "uint16", "bool"}),
+    "abs": FLOATS, "neg": _F_I16_I32, "exp": FLOATS, "sqrt": FLOATS, "rsqrt": FLOATS,
+    "reciprocal": FLOATS, "exp2": _F_I16_I32, "expm1": _F_I16_I32,
+    "log": FLOATS, "log2": FLOATS, "log10": FLOATS, "log1p": FLOATS,
+    "ceil": _F_I16_I32, "floor": _F_I16_I32, "trunc": _F_I16_I32, "round": _F_I16_I32,
+    "sign": _F_I16_I32 | {"int8"}, "relu": FLOATS, "lrelu": FLOATS,
+    "sigmoid": frozenset({"fp32"}), "sin": frozenset({"fp32"}), "cos": frozenset({"fp32"}),
+    "softmax": frozenset({"fp32"}), "cbrt": FLOATS, "clip": _F_I16_I32,
+    "tril": _F_I16_I32 | {"int8"}, "triu": _F_I16_I32 | {"int8"}, "clone": _ALL,
+    "logical_not": FLOATS | {"bool", "int8", "uint8"}, "isfinite": FLOATS | INTS,
+    "signbit": FLOATS | {"int8", "int16", "int32", "int64"},
+    "eq": FLOATS, "ne": FLOATS, "lt": FLOATS, "le": FLOATS, "gt": FLOATS, "ge": FLOATS,
+    "greater": FLOATS, "where": FLOATS,
+    "sum": frozenset({"fp32"}), "prod": frozenset({"fp32"}), "amax": FLOATS, "amin": FLOATS,
+    "var": FLOATS, "cumsum": _F_I16_I32,
+    "matmul": frozenset({"int8", "fp16", "bf16", "fp32"}),
+    "transpose": frozenset({"fp16", "bf16", "int16", "uint16", "fp32", "int32", "uint32"}),
+    "full": frozenset({"fp32", "int32", "int16", "fp16", "bf16"}),
+}
+
+
+def _check_dtype(m: _Machine, op: Op, dtype: str) -> None:
+    allowed = _DT.get(op.opcode)
+    if allowed is not None and dtype not in allowed:
+        raise m.err(f"{op.opcode}: dtype {dtype} not supported (supported: "
+                    f"{', '.join(sorted(allowed))})")
+
+
+def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
+def _scalar_tensor(s: Any, dtype: str) -> torch.Tensor:
+    """A Python scalar as a 0-d tensor of ``dtype`` (the Element rule), in compute precision."""
+    td = TORCH_DTYPES[dtype]
+    if dtype in INTS:
+        s = int(s)  # truncation toward zero
+    elif dtype == "bool":
+        s = bool(s)
+    return torch.tensor(s, dtype=td).to(_compute_dtype(td))
+
+
+def _norm_dim(m: _Machine, d: int, rank: int, what: str) -> int:
+    if not -rank <= d < rank:
+        raise m.err(f"{what}: dim {d} out of range for rank {rank}")
+    return d % rank
+
+
+def _broadcast(m: _Machine, op: Op, vals: list) -> tuple[tuple, list]:
+    """Declared broadcast shape and each TVal's data narrowed to the common valid extent."""
+    try:
+        shape = tuple(torch.broadcast_shapes(*[v.shape for v in vals]))
+    except RuntimeError:
+        raise m.err(f"{op.opcode}: shapes {[list(v.shape) for v in vals]} do not broadcast") from None
+    rank = len(shape)
+    valid = []
+    for d in range(rank):
+        extents = []
+        for v in vals:
+            k = d - (rank - len(v.shape))
+            if k < 0:
+                continue
+            if v.shape[k] != 1:
+                extents.append(v.data.shape[k])
+            elif v.data.shape[k] == 0:
+                extents.append(0)
+        if not extents:  # every operand is declared 1 along d: keep their (1 or 0) extent
+            extents = [v.data.shape[d - rank + len(v.shape)] for v in vals if d >= rank - len(v.shape)]
+        valid.append(min(extents))
+    datas = []
+    for v in vals:
+        data = v.data
+        off = rank - len(v.shape)
+        for k in range(len(v.shape)):
+            if v.shape[k] != 1:
+                data = data.narrow(k, 0, valid[off + k])
+        datas.append(data)
+    return shape, datas
+
+
+def _elementwise(m: _Machine, op: Op, operands: list, fn: Callable, *, result: str = "same",
+                 dtype_from: list | None = None) -> TVal:
+    """Apply ``fn`` to operands (TVals or scalars) in compute precision.
+
+    ``result``: "same" (round back to the operands' dtype), "bool", or a dtype name.
+    ``dtype_from``: which operands define the common dtype (default: all tensor operands).
+    """
+    tensors = [x for x in (dtype_from if dtype_from is not None else operands) if isinstance(x, TVal)]
+    if not tensors:
+        raise m.err(f"{op.opcode}: needs at least one tensor operand")
+    dtypes = {t.dtype for t in tensors}
+    if len(dtypes) > 1:
+        raise m.err(f"{op.opcode}: operand dtypes differ ({', '.join(sorted(dtypes))}); pypto "
+                    "does not promote, cast explicitly")
+    dtype = tensors[0].dtype
+    _check_dtype(m, op, dtype)
+    tvals = [x for x in operands if isinstance(x, TVal)]
+    shape, datas = _broadcast(m, op, tvals)
+    it = iter(datas)
+    args = []
+    for x in operands:
+        if isinstance(x, TVal):
+            d = next(it)
+            # contiguous: torch's vector and scalar paths differ by an ulp for transcendental
+            # functions, so a fixed layout keeps results reproducible for a given shape
+            args.append(d.to(_compute_dtype(d.dtype)).contiguous())
+        else:
+            args.append(_scalar_tensor(x, dtype))
+    out_dtype = dtype if result == "same" else result
+    out = fn(*args).to(TORCH_DTYPES[out_dtype])
+    valid = torch.broadcast_shapes(*[d.shape for d in datas])
+    if out.shape != valid:  # e.g. where() with scalar branches: shape of the tensor operands
+        out = out.expand(valid)
+    return TVal(out.contiguous(), shape, out_dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# Elementwise families.
+
+
+def _pow(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    if not b.is_floating_point() and bool((b < 0).any()):
+        raise ValueError("integer pow with a negative exponent is undefined")
+    return torch.pow(a, b)
+
+
+def _binary(fn: Callable) -> Callable:
+    def run(m: _Machine, op: Op) -> TVal:
+        if len(op.operands) != 2:
+            raise m.err(f"{op.opcode} takes 2 operands, got {len(op.operands)}")
+        a, b = m.operand(op.operands[0]), m.operand(op.operands[1])
+        return _elementwise(m, op, [a, b], fn)
+    return run
+
+
+def _add_sub(sign: int) -> Callable:
+    def run(m: _Machine, op: Op) -> TVal:
+        a, b = m.operand(op.operands[0]), m.operand(op.operands[1])
+        alpha = m.attr(op, "alpha", 1)
+        tensor = a if isinstance(a, TVal) else b
+        if isinstance(tensor, TVal) and tensor.dtype in INTS:
+            alpha = int(alpha)
+        return _elementwise(m, op, [a, b], lambda x, y: torch.add(x, y, alpha=sign * alpha))
+    return run
+
+
+def _compare(fn: Callable) -> Callable:
+    def run(m: _Machine, op: Op) -> TVal:
+        a, b = m.operand(op.operands[0]), m.operand(op.operands[1])
+        return _elementwise(m, op, [a, b], fn, result="bool")
+    return run
+
+
+def _unary(fn: Callable, result: str = "same", int_result: str | None = None) -> Callable:
+    """``int_result``: dtype of the result when the input is an integer (e.g. exp2 -> fp32)."""
+    def run(m: _Machine, op: Op) -> TVal:
+        if len(op.operands) < 1:
+            raise m.err(f"{op.opcode} takes a tensor operand")
+        x = m.value(op.operands[0])
+        res = result
+        if int_result is not None and x.dtype in INTS:
+            res = int_result
+        return _elementwise(m, op, [x], lambda t: fn(m, op, t), result=res)
+    return run
+
+
+def _int_identity(torch_fn: Callable) -> Callable:
+    return lambda m, op, t: t.clone() if not t.is_floating_point() else torch_fn(t)
+
+
+def _as_float(torch_fn: Callable) -> Callable:
+    return lambda m, op, t: torch_fn(t.float() if not t.is_floating_point() else t)
+
+
+def _round(m: _Machine, op: Op, t: torch.Tensor) -> torch.Tensor:
+    decimals = int(m.attr(op, "decimals", 0))
+    if not t.is_floating_point():
+        return t.clone() if decimals >= 0 else torch.round(t.double(), decimals=decimals).to(t.dtype)
+    return torch.round(t, decimals=decimals)
+
+
+def _lrelu(m: _Machine, op: Op, t: torch.Tensor) -> torch.Tensor:
+    slope = float(m.attr(op, "negative_slope", 0.01))
+    return torch.where(t >= 0, t, t * slope)
+
+
+def _cbrt(m: _Machine, op: Op, t: torch.Tensor) -> torch.Tensor:
+    d = t.double()
+    return (torch.sign(d) * d.abs().pow(1.0 / 3.0)).to(t.dtype)
+
+
+def _softmax(m: _Machine, op: Op, t: torch.Tensor) -> torch.Tensor:
+    dim = int(m.attr(op, "dim", -1))
+    return torch.softmax(t, dim=_norm_dim(m, dim, t.dim(), "softmax"))
+
+
+def _tri(torch_fn: Callable) -> Callable:
+    def run(m: _Machine, op: Op, t: torch.Tensor) -> torch.Tensor:
+        if t.dim() < 2:
+            raise m.err(f"{op.opcode} needs rank >= 2")
+        return torch_fn(t, diagonal=int(m.attr(op, "diagonal", 0)))
+    return run
+
+
+def _op_clip(m: _Machine, op: Op) -> TVal:
+    x = m.value(op.operands[0])
+    lo = m.arg(op, 1, "min", None)
+    hi = m.arg(op, 2, "max", None)
+    operands = [x] + [b for b in (lo, hi) if b is not None]
+    has_lo, has_hi = lo is not None, hi is not None
+
+    def fn(t, *bounds):
+        it = iter(bounds)
+        lo_t = next(it) if has_lo else None
+        hi_t = next(it) if has_hi else None
+        if lo_t is not None:
+            t = torch.maximum(t, lo_t)
+        if hi_t is not None:
+            t = torch.minimum(t, hi_t)
+        return t
+    return _elementwise(m, op, operands, fn)
+
+
+def _op_where(m: _Machine, op: Op) -> TVal:
+    cond = m.value(op.operands[0])
+    if cond.dtype != "bool":
+        raise m.err(f"where: condition must be bool, got {cond.dtype}")
+    a, b = m.operand(op.operands[1]), m.operand(op.operands[2])
+    if not isinstance(a, TVal) and not isinstance(b, TVal):
+        dtype = op.types[0].dtype if op.types else "fp32"
+        zero = TVal(torch.zeros((), dtype=TORCH_DTYPES[dtype]), (), dtype)
+        operands = [cond, a, b, zero]
+        return _elementwise(m, op, operands, lambda c, x, y, _z: torch.where(c, x, y),
+                            dtype_from=[zero])
+    return _elementwise(m, op, [cond, a, b], lambda c, x, y: torch.where(c, x, y),
+                        dtype_from=[a, b])
+
+
+# ---------------------------------------------------------------------------------------
+# Reductions and scans.
+
+
+def _dims(m: _Machine, op: Op, rank: int, default: Any = _MISSING) -> tuple | None:
+    dim = m.attr(op, "dim", default)
+    if dim is None:
+        return None
+    dims = dim if isinstance(dim, tuple) else (dim,)
+    return tuple(sorted({_norm_dim(m, int(d), rank, op.opcode) for d in dims}))
+
+
+def _reduce(fn: Callable, default_dim: Any = _MISSING) -> Callable:
+    def run(m: _Machine, op: Op) -> TVal:
+        x = m.value(op.operands[0])
+        _check_dtype(m, op, x.dtype)
+        rank = len(x.shape)
+        dims = _dims(m, op, rank, default_dim)
+        if dims is None:
+            dims = tuple(range(rank))
+        keepdim = bool(m.attr(op, "keepdim", False))
+        data = x.data.to(_compute_dtype(x.data.dtype)).contiguous()
+        if data.numel() == 0 and op.opcode in ("amax", "amin"):
+            raise m.err(f"{op.opcode} over an empty valid region")
+        out = fn(m, op, data, dims, keepdim) if dims else data.clone()
+        if keepdim:
+            shape = tuple(1 if d in dims else n for d, n in enumerate(x.shape))
+        else:
+            shape = tuple(n for d, n in enumerate(x.shape) if d not in dims)
+        return TVal(out.to(TORCH_DTYPES[x.dtype]).contiguous(), shape, x.dtype)
+    return run
+
+
+def _prod(m, op, t, dims, keepdim):
+    for d in reversed(dims):
+        t = torch.prod(t, dim=d, keepdim=True)
+    return t if keepdim else t.reshape([n for i, n in enumerate(t.shape) if i not in dims])
+
+
+def _var(m, op, t, dims, keepdim):
+    correction = m.attr(op, "correction", 1)
+    return torch.var(t, dim=dims, correction=correction, keepdim=keepdim)
+
+
+def _op_cumsum(m: _Machine, op: Op) -> TVal:
+    x = m.value(op.operands[0])
+    _check_dtype(m, op, x.dtype)
+    dim = _norm_dim(m, int(m.arg(op, 1, "dim")), len(x.shape), "cumsum")
+    if x.dtype in INTS:
+        return TVal(torch.cumsum(x.data.to(torch.int64), dim=dim), x.shape, "int64")
+    out = torch.cumsum(x.data.float(), dim=dim).to(TORCH_DTYPES[x.dtype])
+    return TVal(out, x.shape, x.dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# Matmul.
+
+_MATMUL_OUT = {"fp16": {"fp16", "fp32"}, "bf16": {"bf16", "fp32"}, "int8": {"int32"}, "fp32": {"fp32"}}
+_MATMUL_BIAS = {"fp16": {"fp16", "fp32"}, "bf16": {"bf16", "fp32"}, "int8": {"int32"}, "fp32": {"fp32"}}
+
+
+def _op_matmul(m: _Machine, op: Op) -> TVal:
+    a, b = m.value(op.operands[0]), m.value(op.operands[1])
+    if a.dtype != b.dtype:
+        raise m.err(f"matmul: operand dtypes differ ({a.dtype}, {b.dtype})")
+    _check_dtype(m, op, a.dtype)
+    out_dtype = m.attr(op, "out_dtype", "int32" if a.dtype == "int8" else b.dtype)
+    if out_dtype not in _MATMUL_OUT[a.dtype]:
+        raise m.err(f"matmul: out_dtype {out_dtype} not supported for {a.dtype} inputs")
+    if len(a.shape) != len(b.shape) or not 2 <= len(a.shape) <= 4:
+        raise m.err(f"matmul: operands must have the same rank in 2..4, got "
+                    f"{list(a.shape)} and {list(b.shape)}")
+    ad, bd, ash, bsh = a.data, b.data, list(a.shape), list(b.shape)
+    if m.attr(op, "a_trans", False):
+        ad, ash = ad.transpose(-1, -2), ash[:-2] + [ash[-1], ash[-2]]
+    if m.attr(op, "b_trans", False):
+        bd, bsh = bd.transpose(-1, -2), bsh[:-2] + [bsh[-1], bsh[-2]]
+    if ash[-1] != bsh[-2]:
+        raise m.err(f"matmul: inner dimensions differ ({ash} @ {bsh})")
+    if ad.shape[-1] != bd.shape[-2]:
+        raise m.err(f"matmul: valid K extents differ ({ad.shape[-1]} and {bd.shape[-2]})")
+    try:
+        batch = list(torch.broadcast_shapes(tuple(ash[:-2]), tuple(bsh[:-2])))
+    except RuntimeError:
+        raise m.err(f"matmul: batch dims {ash[:-2]} and {bsh[:-2]} do not broadcast") from None
+    acc = torch.int64 if a.dtype == "int8" else torch.float32
+    out = torch.matmul(ad.to(acc), bd.to(acc))
+    if len(op.operands) > 2:
+        bias = m.value(op.operands[2])
+        if bias.dtype not in _MATMUL_BIAS[a.dtype]:
+            raise m.err(f"matmul: bias dtype {bias.dtype} not supported for {a.dtype} inputs")
+        n = bsh[-1]
+        if tuple(bias.shape) not in ((1, n), (n,)) or bias.valid != tuple(bias.shape):
+            raise m.err(f"matmul: bias must be a fully valid (1, {n}), got {list(bias.shape)} "
+                        f"valid {list(bias.valid)}")
+        out = out + bias.data.reshape(-1)[: out.shape[-1]].to(acc)
+    return TVal(out.to(TORCH_DTYPES[out_dtype]).contiguous(), tuple(batch + [ash[-2], bsh[-1]]),
+                out_dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# Cast.
+
+_CAST_PAIRS = {
+    ("fp16", t) for t in ("fp32", "int32", "int16", "int8", "uint8")
+} | {("bf16", "fp32"), ("bf16", "int32"), ("int32", "fp32"), ("int32", "int16"),
+     ("int32", "int64"), ("uint8", "fp16"), ("int8", "fp16"), ("int16", "fp32"),
+     ("int16", "fp16"), ("int64", "fp32"), ("int64", "int32")} | {
+    ("fp32", t) for t in ("bf16", "fp16", "int16", "int32", "int64")}
+_WRAP_BY_DEFAULT = {("fp16", "uint8"), ("fp16", "int8"), ("fp16", "int16"), ("fp32", "int16"),
+                    ("int64", "int32"), ("int32", "int16")}
+_CAST_MODES = ("CAST_NONE", "CAST_RINT", "CAST_ROUND", "CAST_FLOOR", "CAST_CEIL", "CAST_TRUNC",
+               "CAST_ODD")
+
+
+def _satmode(m: _Machine, raw: Any, pair: tuple) -> bool:
+    """True = saturate (clamp)."""
+    if raw is None:
+        return pair not in _WRAP_BY_DEFAULT
+    if isinstance(raw, (bool, int)):
+        return bool(raw)
+    name = str(raw).rsplit(".", 1)[-1].upper()
+    if name in ("ON", "SATURATION_ON", "TRUE"):
+        return True
+    if name in ("OFF", "SATURATION_OFF", "FALSE"):
+        return False
+    raise m.err(f"cast: unknown satmode {raw!r}")
+
+
+def _round_to_integral(x: torch.Tensor, mode: str) -> torch.Tensor:
+    """x: float64. Rounds to integral values according to ``mode``."""
+    if mode == "CAST_RINT":
+        return torch.round(x)  # half to even
+    if mode == "CAST_ROUND":
+        return torch.sign(x) * torch.floor(x.abs() + 0.5)
+    if mode == "CAST_FLOOR":
+        return torch.floor(x)
+    if mode == "CAST_CEIL":
+        return torch.ceil(x)
+    return torch.trunc(x)  # CAST_NONE, CAST_TRUNC, CAST_ODD (fallback)
+
+
+def _key16(y: torch.Tensor) -> torch.Tensor:
+    """Monotone integer key of a 16-bit float (fp16/bf16): adjacent floats differ by 1."""
+    b = y.view(torch.int16).to(torch.int32)
+    return torch.where(b >= 0, b, -(b & 0x7FFF))
+
+
+def _from_key16(k: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    b = torch.where(k >= 0, k, (-k) | 0x8000)
+    b = torch.where(b >= 0x8000, b - 0x10000, b).to(torch.int16)
+    return b.view(dtype)
+
+
+def _narrow_float(x: torch.Tensor, target: torch.dtype, mode: str, saturate: bool) -> torch.Tensor:
+    """fp32 -> fp16/bf16 with the rounding ``mode`` (nearest-even for NONE/RINT)."""
+    y = x.to(target)
+    if mode not in ("CAST_NONE", "CAST_RINT"):
+        xd, yd = x.double(), y.double()
+        finite = torch.isfinite(xd)
+        k = _key16(y)
+        dirn = torch.sign(xd).to(torch.int32)  # away from zero
+        if mode == "CAST_FLOOR":
+            k = torch.where(finite & (yd > xd), k - 1, k)
+        elif mode == "CAST_CEIL":
+            k = torch.where(finite & (yd < xd), k + 1, k)
+        elif mode in ("CAST_TRUNC", "CAST_ODD"):
+            k = torch.where(finite & (yd.abs() > xd.abs()), k - dirn, k)
+            if mode == "CAST_ODD":
+                inexact = _from_key16(k, target).double() != xd
+                k = torch.where(finite & inexact & (k % 2 == 0), k + dirn, k)
+        elif mode == "CAST_ROUND":
+            other = torch.where(xd > yd, k + 1, k - 1)
+            od = _from_key16(other, target).double()
+            tie = finite & torch.isfinite(yd) & (yd != xd) & ((xd - yd).abs() == (od - xd).abs())
+            k = torch.where(tie & (od.abs() > yd.abs()), other, k)
+        y = _from_key16(k, target)
+    if saturate:
+        big = torch.finfo(target).max
+        over = torch.isinf(y) & torch.isfinite(x)
+        y = torch.where(over, torch.full_like(y, big) * torch.sign(x).to(target), y)
+    return y
+
+
+def _op_cast(m: _Machine, op: Op) -> TVal:
+    x = m.value(op.operands[0])
+    dst = m.arg(op, 1, "dtype")
+    if not isinstance(dst, str):
+        raise m.err(f"cast: dtype must be a dtype name, got {dst!r}")
+    dst = dst.lower().removeprefix("dt_")
+    target = m.torch_dtype(dst)
+    mode = str(m.attr(op, "mode", "CAST_NONE") or "CAST_NONE").rsplit(".", 1)[-1].upper()
+    if mode not in _CAST_MODES:
+        raise m.err(f"cast: unknown mode {mode!r}")
+    pair = (x.dtype, dst)
+    if x.dtype == dst:
+        return TVal(x.data.clone(), x.shape, dst)
+    if pair not in _CAST_PAIRS:
+        raise m.err(f"cast: {x.dtype} -> {dst} is not a supported cast")
+    saturate = _satmode(m, m.attr(op, "satmode", None), pair)
+    src = x.data
+    if src.is_floating_point() and dst in INTS:
+        r = _round_to_integral(src.double(), mode)
+        r = torch.nan_to_num(r, nan=0.0)
+        if saturate:
+            info = torch.iinfo(target)
+            out = r.clamp(info.min, info.max).to(torch.int64).to(target)
+        else:
+            out = r.clamp(-2.0 ** 62, 2.0 ** 62).to(torch.int64).to(target)  # wraps
+    elif src.is_floating_point():
+        if target.itemsize < src.dtype.itemsize:
+            out = _narrow_float(src.float(), target, mode, saturate)
+        else:
+            out = src.to(target)
+    elif dst in INTS:
+        if saturate:
+            info = torch.iinfo(target)
+            out = src.to(torch.int64).clamp(info.min, info.max).to(target)
+        else:
+            out = src.to(torch.int64).to(target)
+    else:  # int -> float: nearest-even
+        out = src.to(target)
+        if saturate and dst in _HALF:
+            big = torch.finfo(target).max
+            out = torch.where(torch.isinf(out), torch.full_like(out, big) * torch.sign(out), out)
+    return TVal(out.contiguous(), x.shape, dst)
+
+
+# ---------------------------------------------------------------------------------------
+# Layout ops.
+
+
+def _is_prefix(shape: tuple, valid: tuple) -> bool:
+    """Is the valid region a row-major prefix of the block?"""
+    for j, (n, v) in enumerate(zip(shape, valid)):
+        if v != n:
+            return all(s == 1 for s in shape[:j]) and tuple(valid[j + 1:]) == tuple(shape[j + 1:])
+    return True
+
+
+def _prefix_valid(shape: tuple, count: int) -> tuple | None:
+    """The valid extent of the first ``count`` elements laid out in ``shape``, if rectangular."""
+    if count == math.prod(shape):
+        return tuple(shape)
+    for k in range(len(shape)):
+        inner = math.prod(shape[k + 1:])
+        if all(s == 1 for s in shape[:k]) and inner and count % inner == 0 and count // inner <= shape[k]:
+            return tuple(shape[:k]) + (count // inner,) + tuple(shape[k + 1:])
+    return None
+
+
+def _op_reshape(m: _Machine, op: Op) -> TVal:
+    x = m.value(op.operands[0])
+    shape = list(m.arg(op, 1, "shape"))
+    shape = [m.int_of(d, "reshape shape") for d in shape]
+    if shape.count(-1) > 1:
+        raise m.err("reshape: at most one -1")
+    total = math.prod(x.shape)
+    if -1 in shape:
+        rest = math.prod(d for d in shape if d != -1)
+        if rest == 0 or total % rest:
+            raise m.err(f"reshape: cannot infer -1 for {list(x.shape)} -> {shape}")
+        shape[shape.index(-1)] = total // rest
+    shape = tuple(shape)
+    if math.prod(shape) != total:
+        raise m.err(f"reshape: {list(x.shape)} and {list(shape)} have different sizes")
+    if not _is_prefix(x.shape, x.valid):
+        raise m.err(f"reshape: valid region {list(x.valid)} of a {list(x.shape)} block is not "
+                    "contiguous; reshape needs a fully valid (or row-prefix) input")
+    count = x.data.numel()
+    valid = m.attr(op, "valid_shape", None)
+    if valid is not None:
+        valid = m.shape_of(valid, "reshape valid_shape")
+        if math.prod(valid) != count or not _is_prefix(shape, valid):
+            raise m.err(f"reshape: valid_shape {list(valid)} does not hold the {count} valid "
+                        "elements of the input")
+    else:
+        valid = _prefix_valid(shape, count)
+        if valid is None:
+            raise m.err(f"reshape: the {count} valid elements do not form a block of {list(shape)}")
+    return TVal(x.data.reshape(valid).clone(), shape, x.dtype)
+
+
+def _op_transpose(m: _Machine, op: Op) -> TVal:
+    x = m.value(op.operands[0])
+    _check_dtype(m, op, x.dtype)
+    dims = m.attr(op, "dims", None)
+    if dims is None:
+        dims = (m.arg(op, 1, "dim0"), m.arg(op, 2, "dim1"))
+    if len(dims) != 2:
+        raise m.err(f"transpose: dims must be a pair, got {dims}")
+    rank = len(x.shape)
+    d0, d1 = (_norm_dim(m, int(d), rank, "transpose") for d in dims)
+    shape = list(x.shape)
+    shape[d0], shape[d1] = shape[d1], shape[d0]
+    return TVal(x.data.transpose(d0, d1).contiguous(), tuple(shape), x.dtype)
+
+
+def _op_unsqueeze(m: _Machine, op: Op) -> TVal:
+    x = m.value(op.operands[0])
+    dim = int(m.arg(op, 1, "dim"))
+    rank = len(x.shape)
+    if not -rank - 1 <= dim <= rank:
+        raise m.err(f"unsqueeze: dim {dim} out of range for rank {rank}")
+    dim = dim % (rank + 1)
+    shape = x.shape[:dim] + (1,) + x.shape[dim:]
+    return TVal(x.data.unsqueeze(dim), tuple(shape), x.dtype)
+
+
+def _op_concat(m: _Machine, op: Op) -> TVal:
+    items = op.operands[0] if op.operands and isinstance(op.operands[0], (tuple, list)) else op.operands
+    vals = [m.value(v) for v in items]
+    if not vals:
+        raise m.err("concat: no inputs")
+    if len({v.dtype for v in vals}) > 1 or len({len(v.shape) for v in vals}) > 1:
+        raise m.err("concat: inputs must share dtype and rank")
+    rank = len(vals[0].shape)
+    dim = _norm_dim(m, int(m.attr(op, "dim", 0)), rank, "concat")
+    for d in range(rank):
+        if d != dim and len({v.shape[d] for v in vals}) > 1:
+            raise m.err(f"concat: shapes {[list(v.shape) for v in vals]} differ off dim {dim}")
+    for v in vals[:-1]:
+        if v.valid[dim] != v.shape[dim]:
+            raise m.err("concat: only the last input may be partially valid along the concat dim")
+    datas = []
+    for v in vals:
+        data = v.data
+        for d in range(rank):
+            if d != dim:
+                data = data.narrow(d, 0, min(u.valid[d] for u in vals))
+        datas.append(data)
+    shape = list(vals[0].shape)
+    shape[dim] = sum(v.shape[dim] for v in vals)
+    return TVal(torch.cat(datas, dim=dim), tuple(shape), vals[0].dtype)
+
+
+def _op_expand_clone(m: _Machine, op: Op) -> TVal:
+    x = m.value(op.operands[0])
+    shape = m.shape_of(m.arg(op, 1, "shape"), "expand_clone shape")
+    if len(shape) != len(x.shape):
+        raise m.err(f"expand_clone: rank of {list(shape)} differs from {list(x.shape)}")
+    valid_attr = m.attr(op, "valid_shape", None)
+    valid_attr = m.shape_of(valid_attr, "expand_clone valid_shape") if valid_attr is not None else None
+    valid = []
+    for d, (src, dst) in enumerate(zip(x.shape, shape)):
+        if src == dst:
+            valid.append(x.valid[d])
+        elif src == 1:
+            valid.append(valid_attr[d] if valid_attr is not None else dst)
+            if x.valid[d] == 0:
+                valid[-1] = 0
+        else:
+            raise m.err(f"expand_clone: cannot broadcast {list(x.shape)} to {list(shape)}")
+    return TVal(x.data.expand(valid).clone(), shape, x.dtype)
+
+
+def _op_pad(m: _Machine, op: Op) -> TVal:
+    x = m.value(op.operands[0])
+    pad = tuple(int(p) for p in m.arg(op, 1, "pad"))
+    value = float(m.attr(op, "value", 0.0))
+    mode = m.attr(op, "mode", "constant")
+    if mode != "constant":
+        raise m.err(f"pad: mode {mode!r} not supported (constant only)")
+    if len(pad) not in (2, 4) or any(p < 0 for p in pad) or pad[0] or (len(pad) == 4 and pad[2]):
+        raise m.err(f"pad: only right/bottom non-negative padding of length 2 or 4, got {pad}")
+    if x.valid != tuple(x.shape):
+        raise m.err("pad: input must be fully valid (use fillpad first)")
+    shape = list(x.shape)
+    shape[-1] += pad[1]
+    if len(pad) == 4:
+        shape[-2] += pad[3]
+    if x.dtype in INTS and not math.isfinite(value):
+        raise m.err(f"pad: value {value} does not fit {x.dtype}")
+    return TVal(F.pad(x.data, pad, mode="constant", value=value), tuple(shape), x.dtype)
+
+
+def _op_fillpad(m: _Machine, op: Op) -> TVal:
+    x = m.value(op.operands[0])
+    value = float(m.attr(op, "value", 0.0))
+    out = torch.full(x.shape, value, dtype=x.data.dtype)
+    out[tuple(slice(0, v) for v in x.valid)] = x.data
+    return TVal(out, x.shape, x.dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# Creation ops.
+
+
+def _created(m: _Machine, op: Op, shape: tuple, dtype: str, make: Callable) -> TVal:
+    valid = m.attr(op, "valid_shape", None)
+    valid = shape if valid is None else m.shape_of(valid, f"{op.opcode} valid_shape")
+    if len(valid) != len(shape) or any(v > s for v, s in zip(valid, shape)):
+        raise m.err(f"{op.opcode}: valid_shape {list(valid)} does not fit shape {list(shape)}")
+    return TVal(make(valid), shape, dtype)
+
+
+def _default_dtype(m: _Machine, op: Op, fallback: str) -> str:
+    dtype = m.attr(op, "dtype", None)
+    if dtype is None:
+        dtype = op.types[0].dtype if op.types else fallback
+    m.torch_dtype(dtype)
+    return dtype
+
+
+def _fill_value(m: _Machine, op: Op, value: Any, dtype: str) -> Any:
+    if dtype in INTS or dtype == "bool":
+        if isinstance(value, float) and not value.is_integer():
+            raise m.err(f"{op.opcode}: fill value {value} does not fit {dtype}")
+        return int(value)
+    return float(value)
+
+
+def _op_full(m: _Machine, op: Op) -> TVal:
+    fill = m.arg(op, 0, "fill_value", _MISSING)
+    if fill is _MISSING:
+        fill = m.attr(op, "value")
+    if isinstance(fill, TVal):
+        raise m.err("full: the fill value must be a scalar")
+    shape = m.shape_of(m.attr(op, "shape"), "full shape")
+    dtype = _default_dtype(m, op, "fp32")
+    _check_dtype(m, op, dtype)
+    fill = _fill_value(m, op, fill, dtype)
+    return _created(m, op, shape, dtype, lambda v: torch.full(v, fill, dtype=TORCH_DTYPES[dtype]))
+
+
+def _const_fill(value: int) -> Callable:
+    def run(m: _Machine, op: Op) -> TVal:
+        shape = m.shape_of(m.arg(op, 0, "shape"), f"{op.opcode} shape")
+        dtype = _default_dtype(m, op, "fp32")
+        return _created(m, op, shape, dtype,
+                        lambda v: torch.full(v, value, dtype=TORCH_DTYPES[dtype]))
+    return run
+
+
+def _op_arange(m: _Machine, op: Op) -> TVal:
+    start = m.arg(op, 0, "start", 0)
+    stop = m.arg(op, 1, "stop", _MISSING)
+    if stop is _MISSING:
+        stop = m.attr(op, "end")
+    step = m.arg(op, 2, "step", 1)
+    if step == 0:
+        raise m.err("arange: step must not be 0")
+    floaty = any(isinstance(v, float) for v in (start, stop, step))
+    dtype = _default_dtype(m, op, "fp32" if floaty else "int32")
+    data = torch.arange(start, stop, step, dtype=torch.float64 if floaty else torch.int64)
+    data = data.to(TORCH_DTYPES[dtype])
+    return TVal(data, (data.numel(),), dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# Memory: view, assemble, move, store_scalar.
+
+
+def _op_view(m: _Machine, op: Op) -> TVal:
+    src = op.operands[0]
+    shape = m.shape_of(m.attr(op, "shape"), "view shape")
+    offsets = m.attr(op, "offsets", None)
+    offsets = (0,) * len(shape) if offsets is None else tuple(
+        m.int_of(o, "view offset") for o in offsets)
+    valid_attr = m.attr(op, "valid_shape", None)
+    if isinstance(src, TensorRef):
+        if src.name not in m.tensors:
+            raise m.err(f"view: unknown tensor @{src.name}")
+        base = m.tensors[src.name]
+        name, extent, dtype = f"@{src.name}", tuple(base.shape), m.tensor_dtypes[src.name]
+    else:
+        v = m.value(src)
+        base, name, extent, dtype = v.data, f"%{src.name}", v.valid, v.dtype
+    rank = len(extent)
+    if len(shape) != rank or len(offsets) != rank:
+        raise m.err(f"view of {name}: shape {list(shape)} / offsets {list(offsets)} do not match "
+                    f"rank {rank}")
+    if any(o < 0 for o in offsets):
+        raise m.err(f"view of {name}: negative offset {list(offsets)}")
+    if valid_attr is not None:
+        valid = m.shape_of(valid_attr, "view valid_shape")
+        if len(valid) != rank or any(v > s for v, s in zip(valid, shape)):
+            raise m.err(f"view of {name}: valid_shape {list(valid)} exceeds shape {list(shape)}")
+        if any(o + v > n for o, v, n in zip(offsets, valid, extent)):
+            raise m.err(f"view of {name}: region offsets {list(offsets)} + valid {list(valid)} is "
+                        f"out of bounds of {'valid extent' if name[0] == '%' else 'shape'} "
+                        f"{list(extent)}")
+    elif isinstance(src, TensorRef):
+        if any(o + s > n for o, s, n in zip(offsets, shape, extent)):
+            raise m.err(f"view of {name}: offsets {list(offsets)} + shape {list(shape)} is out of "
+                        f"bounds of {list(extent)} (give valid_shape for a partial block)")
+        valid = shape
+    else:
+        declared = m.values[src.name].shape
+        if any(o + s > n for o, s, n in zip(offsets, shape, declared)):
+            raise m.err(f"view of {name}: offsets {list(offsets)} + shape {list(shape)} is out of "
+                        f"bounds of {list(declared)}")
+        valid = tuple(max(0, min(s, n - o)) for o, s, n in zip(offsets, shape, extent))
+    region = tuple(slice(o, o + v) for o, v in zip(offsets, valid))
+    if isinstance(src, TensorRef):
+        m.check_written(src.name, region)
+    data = base[region].clone()
+    bitcast = m.attr(op, "dtype", None)
+    if bitcast is not None and bitcast != dtype:
+        target = m.torch_dtype(bitcast)
+        if target.itemsize != data.dtype.itemsize:
+            raise m.err(f"view: bit-cast {dtype} -> {bitcast} needs equal element sizes")
+        data, dtype = data.view(target), bitcast
+    return TVal(data, shape, dtype)
+
+
+def _write(m: _Machine, op: Op, val: TVal, target: Any, offsets: tuple) -> None:
+    if not isinstance(target, TensorRef):
+        raise m.err(f"{op.opcode}: target must be a named tensor, got {target!r}")
+    if target.name not in m.tensors:
+        raise m.err(f"{op.opcode}: unknown tensor @{target.name}")
+    t = m.tensors[target.name]
+    tdtype = m.tensor_dtypes[target.name]
+    if val.dtype != tdtype:
+        raise m.err(f"{op.opcode}: value is {val.dtype} but @{target.name} is {tdtype} "
+                    "(pypto does not cast; insert a cast)")
+    if len(val.valid) != t.dim() or len(offsets) != t.dim():
+        raise m.err(f"{op.opcode}: rank of value {list(val.shape)} / offsets {list(offsets)} does "
+                    f"not match @{target.name} {list(t.shape)}")
+    if any(o < 0 or o + v > n for o, v, n in zip(offsets, val.valid, t.shape)):
+        raise m.err(f"{op.opcode}: region offsets {list(offsets)} + valid {list(val.valid)} is out "
+                    f"of bounds of @{target.name} {list(t.shape)}")
+    region = tuple(slice(o, o + v) for o, v in zip(offsets, val.valid))
+    t[region] = val.data
+    if target.name in m.written:
+        m.written[target.name][region] = True
+
+
+def _op_assemble(m: _Machine, op: Op) -> None:
+    val = m.value(op.operands[0])
+    offsets = tuple(m.int_of(o, "assemble offset") for o in m.attr(op, "offsets"))
+    _write(m, op, val, op.operands[1], offsets)
+
+
+def _op_move(m: _Machine, op: Op) -> None:
+    val = m.value(op.operands[0])
+    _write(m, op, val, op.operands[1], (0,) * len(val.shape))
+
+
+def _op_store_scalar(m: _Machine, op: Op) -> None:
+    value = m.eval(op.operands[0])
+    target = op.operands[1]
+    if not isinstance(target, TensorRef) or target.name not in m.tensors:
+        raise m.err(f"store_scalar: target must be a known named tensor, got {target!r}")
+    t = m.tensors[target.name]
+    if m.tensor_dtypes[target.name] not in INTS:
+        raise m.err(f"store_scalar: @{target.name} is {m.tensor_dtypes[target.name]}; scalar "
+                    "stores need an integer tensor")
+    index = tuple(m.int_of(i, "store_scalar index") for i in m.attr(op, "index"))
+    if len(index) != t.dim() or any(not 0 <= i < n for i, n in zip(index, t.shape)):
+        raise m.err(f"store_scalar: index {list(index)} out of bounds for @{target.name} "
+                    f"{list(t.shape)}")
+    t[index] = int(value)
+    if target.name in m.written:
+        m.written[target.name][index] = True
+
+
+# ---------------------------------------------------------------------------------------
+# The dispatch table.
+
+OPS: dict[str, Callable[[_Machine, Op], Any]] = {
+    # elementwise binary
+    "add": _add_sub(1), "sub": _add_sub(-1), "mul": _binary(torch.mul), "div": _binary(torch.div),
+    "maximum": _binary(torch.maximum), "minimum": _binary(torch.minimum),
+    "pow": _binary(_pow), "remainder": _binary(torch.remainder), "fmod": _binary(torch.fmod),
+    "hypot": _binary(torch.hypot), "bitwise_and": _binary(torch.bitwise_and),
+    "bitwise_or": _binary(torch.bitwise_or), "bitwise_xor": _binary(torch.bitwise_xor),
+    # elementwise unary
+    "abs": _unary(lambda m, op, t: torch.abs(t)), "neg": _unary(lambda m, op, t: torch.neg(t)),
+    "exp": _unary(lambda m, op, t: torch.exp(t)),
+    "exp2": _unary(_as_float(torch.exp2), int_result="fp32"),
+    "expm1": _unary(_as_float(torch.expm1), int_result="fp32"),
+    "sqrt": _unary(lambda m, op, t: torch.sqrt(t)), "rsqrt": _unary(lambda m, op, t: torch.rsqrt(t)),
+    "reciprocal": _unary(lambda m, op, t: torch.reciprocal(t)),
+    "log": _unary(lambda m, op, t: torch.log(t)), "log2": _unary(lambda m, op, t: torch.log2(t)),
+    "log10": _unary(lambda m, op, t: torch.log10(t)), "log1p": _unary(lambda m, op, t: torch.log1p(t)),
+    "ceil": _unary(_int_identity(torch.ceil)), "floor": _unary(_int_identity(torch.floor)),
+    "trunc": _unary(_int_identity(torch.trunc)), "round": _unary(_round),
+    "sign": _unary(lambda m, op, t: torch.sign(t)), "relu": _unary(lambda m, op, t: torch.relu(t)),
+    "lrelu": _unary(_lrelu), "sigmoid": _unary(lambda m, op, t: torch.sigmoid(t)),
+    "sin": _unary(lambda m, op, t: torch.sin(t)), "cos": _unary(lambda m, op, t: torch.cos(t)),
+    "cbrt": _unary(_cbrt), "softmax": _unary(_softmax),
+    "tril": _unary(_tri(torch.tril)), "triu": _unary(_tri(torch.triu)),
+    "clone": _unary(lambda m, op, t: t.clone()),
+    "bitwise_not": _unary(lambda m, op, t: torch.bitwise_not(t)),
+    "logical_not": _unary(lambda m, op, t: t == 0, result="bool"),
+    "isfinite": _unary(lambda m, op, t: torch.isfinite(t), result="bool"),
+    "signbit": _unary(lambda m, op, t: torch.signbit(t), result="bool"),
+    "clip": _op_clip,
+    # comparison and selection
+    "eq": _compare(torch.eq), "ne": _compare(torch.ne), "lt": _compare(torch.lt),
+    "le": _compare(torch.le), "gt": _compare(torch.gt), "ge": _compare(torch.ge),
+    "greater": _compare(torch.gt), "where": _op_where,
+    # reductions and scans
+    "sum": _reduce(lambda m, op, t, dims, k: torch.sum(t, dim=dims, keepdim=k)),
+    "amax": _reduce(lambda m, op, t, dims, k: torch.amax(t, dim=dims, keepdim=k)),
+    "amin": _reduce(lambda m, op, t, dims, k: torch.amin(t, dim=dims, keepdim=k)),
+    "prod": _reduce(_prod), "var": _reduce(_var, default_dim=None), "cumsum": _op_cumsum,
+    # matrix
+    "matmul": _op_matmul,
+    # conversion and layout
+    "cast": _op_cast, "reshape": _op_reshape, "transpose": _op_transpose,
+    "unsqueeze": _op_unsqueeze, "concat": _op_concat, "expand_clone": _op_expand_clone,
+    "pad": _op_pad, "fillpad": _op_fillpad,
+    # creation
+    "full": _op_full, "zeros": _const_fill(0), "ones": _const_fill(1), "arange": _op_arange,
+    # memory
+    "view": _op_view, "assemble": _op_assemble, "move": _op_move, "store_scalar": _op_store_scalar,
+}
