@@ -22,7 +22,18 @@ from pypto_ast.render import render
 EMITTERS = ("ir", "python", "dot")
 
 
+def _display(path: Optional[str]) -> Optional[str]:
+    """Paths as the user would write them: relative to the working directory when inside it."""
+    if not path:
+        return path
+    import os
+
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
 def _diagnostic(path: str, message: str, span, code="PTO100", name="cannot-lower") -> Diagnostic:
+    path = _display(path)
     if span is None:
         where = Span(path or "<unknown>", Pos(1, 0), Pos(1, 0))
     elif isinstance(span, tuple):
@@ -43,7 +54,7 @@ def _source(path: Optional[str]) -> dict:
         return {}
     try:
         with open(path, encoding="utf-8") as handle:
-            return {path: handle.read()}
+            return {_display(path): handle.read()}
     except OSError:
         return {}
 

@@ -8,5 +8,7 @@ def __getattr__(name):
     if name == "jit":
         from .jit import jit
 
+        # importing the submodule bound `pypto_ast.jit` to the module; the decorator wins
+        globals()["jit"] = jit
         return jit
     raise AttributeError(f"module 'pypto_ast' has no attribute {name!r}")

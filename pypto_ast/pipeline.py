@@ -86,11 +86,44 @@ def find_kernel(module, name: Optional[str] = None) -> frontend.Kernel:
             raise PipelineError(f"no jit kernel named {name!r} (found: {', '.join(sorted(kernels)) or 'none'})",
                                 getattr(module, "__file__", None))
         return kernels[name]
+    if not kernels and _has_legacy_function(module):
+        raise KernelErrors([("legacy `with pypto.function(...)` kernels are not lowered; decorate the "
+                             "kernel with @pypto.frontend.jit", _legacy_span(module))],
+                           getattr(module, "__file__", None))
     if len(kernels) != 1:
         found = ", ".join(sorted(kernels)) or "none"
         raise PipelineError(f"expected exactly one jit kernel, found {found}: choose one with --kernel",
                             getattr(module, "__file__", None))
     return next(iter(kernels.values()))
+
+
+def _legacy_with(module):
+    import ast
+
+    path = getattr(module, "__file__", None)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.With):
+            for item in node.items:
+                call = item.context_expr
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "function":
+                    return call
+    return None
+
+
+def _has_legacy_function(module) -> bool:
+    return _legacy_with(module) is not None
+
+
+def _legacy_span(module):
+    from .transforms import ir
+
+    call = _legacy_with(module)
+    return ir.Span(call.lineno, call.col_offset, call.end_lineno, call.end_col_offset) if call else None
 
 
 def lower(kernel: frontend.Kernel, inputs: Optional[dict] = None, *, merge_loop1: bool = False):

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Regenerate the whole-kernel goldens under ``tests/golden/`` from ``examples/*.py``.
+
+    python scripts/regen_goldens.py          # rewrite every golden, delete stale ones
+    python scripts/regen_goldens.py --check  # exit 1 if any golden is missing, stale or different
+
+For each example module:
+
+* it lowers  -> ``tests/golden/ir/<example>.ir``      (``pipeline.emit(program, "ir")``)
+             -> ``tests/golden/python/<example>.py``  (``pipeline.emit(program, "python")``,
+                only while ``pypto_ast/transforms/pyemit.py`` exists)
+* it cannot  -> ``tests/golden/diagnostics/<example>.txt``: the exit status and the stderr
+                of ``pypto-transpile examples/<example>.py`` (the rendered diagnostic), with
+                the repository path cut off so the file is the same on every machine.
+
+Lowering uses ``example_inputs()`` when the module has it, exactly like ``pypto-transpile``.
+``tests/golden/test_goldens.py`` compares the same renderings (``render_all``) with the files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+GOLDEN = ROOT / "tests" / "golden"
+KINDS = {"ir": ".ir", "python": ".py", "diagnostics": ".txt"}
+REGEN_COMMAND = "python scripts/regen_goldens.py"
+
+
+def have_pyemit() -> bool:
+    return importlib.util.find_spec("pypto_ast.transforms.pyemit") is not None
+
+
+def examples() -> list[Path]:
+    return sorted(EXAMPLES.glob("*.py"))
+
+
+def golden_path(kind: str, example: str) -> Path:
+    return GOLDEN / kind / f"{example}{KINDS[kind]}"
+
+
+def lower_example(path: Path):
+    """The example's Program, or None when pypto-transpile would stop with a diagnostic."""
+    from pypto_ast import pipeline
+
+    try:
+        # a kernel's own print() runs while it is traced (pitfall PTO007): not golden output
+        with contextlib.redirect_stdout(io.StringIO()):
+            module = pipeline.load_module(str(path))
+            kernel = pipeline.find_kernel(module)
+            inputs = module.example_inputs() if hasattr(module, "example_inputs") else {}
+            return pipeline.lower(kernel, inputs)
+    except pipeline.PipelineError:  # includes KernelErrors
+        return None
+
+
+def transpile_diagnostic(path: Path) -> str:
+    """``pypto-transpile examples/<x>.py`` as a user sees it: exit status, then stderr."""
+    rel = path.relative_to(ROOT).as_posix()
+    proc = subprocess.run([sys.executable, "-m", "pypto_ast.cli.transpile", rel], cwd=ROOT,
+                          capture_output=True, text=True, env=_plain_env())
+    stderr = proc.stderr.replace(str(ROOT) + "/", "")
+    return f"$ pypto-transpile {rel}\n[exit {proc.returncode}]\n{stderr}"
+
+
+def _plain_env() -> dict:
+    env = dict(os.environ)
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def render(path: Path, kinds=None) -> dict[Path, str]:
+    """Golden file -> expected text for one example (``kinds`` limits what is rendered)."""
+    from pypto_ast import pipeline
+
+    kinds = set(kinds or KINDS)
+    program = lower_example(path)
+    out: dict[Path, str] = {}
+    if program is None:
+        if "diagnostics" in kinds:
+            out[golden_path("diagnostics", path.stem)] = transpile_diagnostic(path)
+        return out
+    if "ir" in kinds:
+        out[golden_path("ir", path.stem)] = pipeline.emit(program, "ir")
+    if "python" in kinds and have_pyemit():
+        out[golden_path("python", path.stem)] = pipeline.emit(program, "python", source_path=str(path))
+    return out
+
+
+def render_all() -> dict[Path, str]:
+    out: dict[Path, str] = {}
+    for path in examples():
+        out.update(render(path))
+    return out
+
+
+def existing() -> set[Path]:
+    kinds = [k for k in KINDS if k != "python" or have_pyemit()]
+    return {p for k in kinds for p in (GOLDEN / k).glob(f"*{KINDS[k]}")}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true", help="report drift instead of writing")
+    ns = ap.parse_args(argv)
+    wanted = render_all()
+    stale = existing() - set(wanted)
+    changed = [p for p, text in wanted.items() if not p.exists() or p.read_text(encoding="utf-8") != text]
+    if ns.check:
+        for p in sorted(changed):
+            print(f"out of date: {p.relative_to(ROOT)}")
+        for p in sorted(stale):
+            print(f"stale: {p.relative_to(ROOT)}")
+        if changed or stale:
+            print(f"regenerate with: {REGEN_COMMAND}")
+        return 1 if changed or stale else 0
+    for p in sorted(changed):
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(wanted[p], encoding="utf-8")
+        print(f"wrote {p.relative_to(ROOT)}")
+    for p in sorted(stale):
+        p.unlink()
+        print(f"removed {p.relative_to(ROOT)}")
+    if not have_pyemit():
+        print("python goldens skipped: pypto_ast/transforms/pyemit.py does not exist", file=sys.stderr)
+    print(f"{len(wanted)} goldens, {len(changed)} written, {len(stale)} removed", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
