@@ -139,7 +139,8 @@ def lower(kernel: frontend.Kernel, inputs: Optional[dict] = None, *, merge_loop1
     if findings:
         raise KernelErrors([(f.message, f.span) for f in findings], path)
     try:
-        program = trace(kernel.func, dict(inputs or {}))
+        with serving_pypto():  # a function-level `import pypto` in kernel code sees lang too
+            program = trace(kernel.func, dict(inputs or {}))
     except LoweringError as exc:
         raise KernelErrors([(exc.message, exc.span)], exc.path or path) from None
     if merge_loop1:
