@@ -1,0 +1,68 @@
+"""Run-time knobs: one documented module attribute per ``PYPTO_AST_*`` environment variable.
+
+Read once at import (like Warp's ``warp.config``); code reads ``knobs.<name>`` at call time,
+so tests and scripts may assign the attributes directly, and :func:`reload` re-reads the
+environment.  ``docs/knobs.md`` lists the same knobs; ``tests/test_knobs.py`` keeps the two
+in step.  (``pypto_ast/config.py`` is the *lint* configuration and stays separate.)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+BACKENDS = ("interp", "host", "npu")
+_FALSE = ("", "0", "false", "no", "off")
+
+
+class KnobError(ValueError):
+    """A ``PYPTO_AST_*`` variable holds a value we cannot use; the message names it."""
+
+
+def _flag(env: str) -> bool:
+    return os.environ.get(env, "").strip().lower() not in _FALSE
+
+
+def _text(env: str, default: str) -> str:
+    return os.environ.get(env, "").strip() or default
+
+
+def _choice(env: str, default: str, allowed: tuple[str, ...]) -> str:
+    value = _text(env, default).lower()
+    if value not in allowed:
+        # Fail loudly: silently falling back would run a different backend than asked for.
+        raise KnobError(f"{env}={value!r}: expected one of {', '.join(allowed)}")
+    return value
+
+
+def reload() -> None:
+    """Re-read every knob from the environment (import does this once)."""
+    global cache_dir, always_compile, dump, backtrace, backend, cxx
+
+    cache_dir = Path(_text("PYPTO_AST_CACHE_DIR", "~/.cache/pypto-ast")).expanduser()
+    """Root of the compile cache; entries live under ``<cache_dir>/v<N>/<digest>/``."""
+
+    always_compile = _flag("PYPTO_AST_ALWAYS_COMPILE")
+    """Rebuild even when a valid cache entry exists (the fresh build replaces it)."""
+
+    dump = _flag("PYPTO_AST_DUMP")
+    """Write each pipeline stage's text (IR, Ascend C, ...) into the cache entry."""
+
+    backtrace = _flag("PYPTO_AST_BACKTRACE")
+    """Re-raise with our own Python frames instead of showing the rendered diagnostic."""
+
+    backend = _choice("PYPTO_AST_BACKEND", "interp", BACKENDS)
+    """Where kernels run: ``interp`` (IR interpreter), ``host`` (g++ build), ``npu``."""
+
+    cxx = _text("PYPTO_AST_CXX", "g++")
+    """C++ compiler for the host backend (a name on PATH or a path)."""
+
+
+cache_dir: Path
+always_compile: bool
+dump: bool
+backtrace: bool
+backend: str
+cxx: str
+
+reload()
