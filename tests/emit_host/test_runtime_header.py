@@ -1,0 +1,923 @@
+"""The host runtime header pypto_ast/emit/host/kernel_operator.h.
+
+Each test compiles a small C++ program (Ascend C style, ascendc.md §5.3) with
+``g++ -std=c++17 -O2 -Wall -Werror -I pypto_ast/emit/host``, runs it, and checks either the
+numbers it prints or the loud HardwareFault it must die with.
+"""
+
+import math
+import shutil
+import struct
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+CXX = shutil.which("g++")
+pytestmark = pytest.mark.skipif(
+    CXX is None, reason="g++ not on PATH: the host runtime header tests compile C++"
+)
+
+HOST_DIR = Path(__file__).resolve().parents[2] / "pypto_ast" / "emit" / "host"
+FLAGS = ["-std=c++17", "-O2", "-Wall", "-Werror", f"-I{HOST_DIR}"]
+
+PRELUDE = r"""
+#include "kernel_operator.h"
+#include <cstdio>
+#include <vector>
+using namespace AscendC;
+"""
+
+# main() for fault programs: run `kernel` on one block; a HardwareFault exits 3 with its message.
+FAULT_MAIN = r"""
+int main()
+{
+    try {
+        pypto_host::Launch(1, kernel);
+    } catch (const pypto_host::HardwareFault& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 3;
+    }
+    std::printf("NO FAULT\n");
+    return 0;
+}
+"""
+
+
+def compile_program(src: str, out: Path) -> Path:
+    cpp = out.with_suffix(".cpp")
+    cpp.write_text(PRELUDE + src)
+    proc = subprocess.run(
+        [CXX, *FLAGS, str(cpp), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, f"compile failed:\n{proc.stderr}"
+    return out
+
+
+def run(exe: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(exe)], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def build_and_run(tmp_path: Path, name: str, src: str) -> subprocess.CompletedProcess:
+    return run(compile_program(src, tmp_path / name))
+
+
+def half_bits(x: float) -> int:
+    """IEEE binary16 bits of x, round-to-nearest-even (Python's struct 'e')."""
+    try:
+        return struct.unpack("<H", struct.pack("<e", x))[0]
+    except OverflowError:
+        return 0xFC00 if x < 0 else 0x7C00
+
+
+def f32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+# ------------------------------------------------------------------------------------------
+# Canonical kernels
+# ------------------------------------------------------------------------------------------
+
+AXPY = r"""
+constexpr int32_t kBufs = 2;
+template <typename T>
+class AxpyKernel {
+public:
+    __aicore__ inline void Init(TPipe* p, GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t perCore, uint32_t tile, float a)
+    {
+        pipe = p; this->tile = tile; this->a = a; tiles = perCore / tile;
+        uint64_t base = static_cast<uint64_t>(perCore) * GetBlockIdx();
+        xg.SetGlobalBuffer((__gm__ T*)x + base, perCore);
+        yg.SetGlobalBuffer((__gm__ T*)y + base, perCore);
+        zg.SetGlobalBuffer((__gm__ T*)z + base, perCore);
+        pipe->InitBuffer(qx, kBufs, tile * sizeof(T));
+        pipe->InitBuffer(qy, kBufs, tile * sizeof(T));
+        pipe->InitBuffer(qz, kBufs, tile * sizeof(T));
+    }
+    __aicore__ inline void Process()
+    {
+        for (uint32_t i = 0; i < tiles; ++i) { CopyIn(i); Compute(); CopyOut(i); }
+    }
+private:
+    __aicore__ inline void CopyIn(uint32_t i)
+    {
+        LocalTensor<T> xl = qx.AllocTensor<T>(), yl = qy.AllocTensor<T>();
+        DataCopy(xl, xg[i * tile], tile);
+        DataCopy(yl, yg[i * tile], tile);
+        qx.EnQue(xl); qy.EnQue(yl);
+    }
+    __aicore__ inline void Compute()
+    {
+        LocalTensor<T> xl = qx.DeQue<T>(), yl = qy.DeQue<T>();
+        LocalTensor<T> zl = qz.AllocTensor<T>();
+        AscendC::Muls(zl, xl, static_cast<T>(a), tile);
+        AscendC::Add(zl, zl, yl, tile);
+        qz.EnQue(zl);
+        qx.FreeTensor(xl); qy.FreeTensor(yl);
+    }
+    __aicore__ inline void CopyOut(uint32_t i)
+    {
+        LocalTensor<T> zl = qz.DeQue<T>();
+        DataCopy(zg[i * tile], zl, tile);
+        qz.FreeTensor(zl);
+    }
+    TPipe* pipe;
+    TQue<TPosition::VECIN, 1> qx, qy;
+    TQue<TPosition::VECOUT, 1> qz;
+    GlobalTensor<T> xg, yg, zg;
+    uint32_t tile, tiles; float a;
+};
+
+extern "C" __global__ __aicore__ void axpy_f32(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t perCore, uint32_t tile, float a)
+{
+    TPipe pipe;
+    AxpyKernel<float> op;
+    op.Init(&pipe, x, y, z, perCore, tile, a);
+    op.Process();
+}
+
+int main()
+{
+    const uint32_t blocks = 4, perCore = 512, tile = 128, n = blocks * perCore;
+    std::vector<float> x(n), y(n), z(n, -1.0f);
+    for (uint32_t i = 0; i < n; ++i) { x[i] = 0.5f * i; y[i] = 3.0f - i; }
+    pypto_host::Launch(blocks, axpy_f32, (GM_ADDR)x.data(), (GM_ADDR)y.data(), (GM_ADDR)z.data(), perCore, tile, 2.0f);
+    for (uint32_t i = 0; i < n; ++i) std::printf("%.9g\n", z[i]);
+    const auto& t = pypto_host::Traffic();
+    std::printf("traffic %llu %llu %llu %llu\n", (unsigned long long)t.gmToUbBytes, (unsigned long long)t.ubToGmBytes,
+                (unsigned long long)t.gmToUbCalls, (unsigned long long)t.ubToGmCalls);
+    return 0;
+}
+"""
+
+
+def test_axpy_double_buffered_multicore(tmp_path):
+    proc = build_and_run(tmp_path, "axpy", AXPY)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.split("\n")
+    n = 4 * 512
+    values = [float(v) for v in lines[:n]]
+    assert values == [2.0 * (0.5 * i) + (3.0 - i) for i in range(n)]
+    # each of 4 cores: 4 tiles x (2 inputs in, 1 output out) x 128 floats x 4 B
+    assert lines[n] == f"traffic {n * 4 * 2} {n * 4} {4 * 4 * 2} {4 * 4}"
+
+
+EXP_CAST = r"""
+// y_half = Cast(Exp(x_float), CAST_RINT): double-buffered, TBuf scratch for the float result.
+class ExpCastKernel {
+public:
+    __aicore__ inline void Init(TPipe* p, GM_ADDR x, GM_ADDR y, uint32_t perCore, uint32_t tile)
+    {
+        this->tile = tile; tiles = perCore / tile;
+        const uint64_t base = static_cast<uint64_t>(perCore) * GetBlockIdx();
+        xg.SetGlobalBuffer((__gm__ float*)x + base, perCore);
+        yg.SetGlobalBuffer((__gm__ half*)y + base, perCore);
+        p->InitBuffer(qx, 2, tile * sizeof(float));
+        p->InitBuffer(qy, 2, tile * sizeof(half));
+        p->InitBuffer(tmp, tile * sizeof(float));
+    }
+    __aicore__ inline void Process()
+    {
+        for (uint32_t i = 0; i < tiles; ++i) {
+            LocalTensor<float> xl = qx.AllocTensor<float>();
+            AscendC::DataCopy(xl, xg[i * tile], tile);
+            qx.EnQue(xl);
+            LocalTensor<float> xin = qx.DeQue<float>();
+            LocalTensor<float> e = tmp.Get<float>();
+            LocalTensor<half> yl = qy.AllocTensor<half>();
+            AscendC::Exp(e, xin, tile);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Cast(yl, e, RoundMode::CAST_RINT, tile);
+            qy.EnQue(yl);
+            qx.FreeTensor(xin);
+            LocalTensor<half> yo = qy.DeQue<half>();
+            AscendC::DataCopy(yg[i * tile], yo, tile);
+            qy.FreeTensor(yo);
+        }
+    }
+private:
+    TQue<QuePosition::VECIN, 1> qx;
+    TQue<QuePosition::VECOUT, 1> qy;
+    TBuf<QuePosition::VECCALC> tmp;
+    GlobalTensor<float> xg;
+    GlobalTensor<half> yg;
+    uint32_t tile, tiles;
+};
+
+extern "C" __global__ __aicore__ void exp_cast(GM_ADDR x, GM_ADDR y, uint32_t perCore, uint32_t tile)
+{
+    TPipe pipe;
+    ExpCastKernel op;
+    op.Init(&pipe, x, y, perCore, tile);
+    op.Process();
+}
+
+int main()
+{
+    const uint32_t blocks = 2, perCore = 256, tile = 64, n = blocks * perCore;
+    std::vector<float> x(n);
+    std::vector<half> y(n);
+    for (uint32_t i = 0; i < n; ++i) x[i] = -8.0f + 0.03125f * i;
+    pypto_host::Launch(blocks, exp_cast, (GM_ADDR)x.data(), (GM_ADDR)y.data(), perCore, tile);
+    for (uint32_t i = 0; i < n; ++i) std::printf("%u\n", (unsigned)y[i].Bits());
+    return 0;
+}
+"""
+
+
+def test_exp_then_cast_to_half(tmp_path):
+    proc = build_and_run(tmp_path, "expcast", EXP_CAST)
+    assert proc.returncode == 0, proc.stderr
+    got = [int(v) for v in proc.stdout.split()]
+    want = [half_bits(f32(math.exp(f32(-8.0 + 0.03125 * i)))) for i in range(512)]
+    assert got == want
+
+
+HALF_CONVERT = r"""
+int main()
+{
+    // float -> half (RNE) for a spread of values, then half -> float round trip.
+    const float vals[] = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 65519.99f, 65520.0f, 1e-8f, 5.9604645e-08f,
+                          2.9802322e-08f, 2.9802326e-08f, 6.1035156e-05f, 0.1f, 1.0009765625f, 1.00048828125f,
+                          1.00146484375f, 3.14159265f, -1e6f, 1e-5f, 2049.0f, 2051.0f};
+    for (float v : vals) {
+        half h = v;
+        std::printf("%u %.9g\n", (unsigned)h.Bits(), (double)static_cast<float>(h));
+    }
+    half a = 1.5f, b = 2.25f;
+    std::printf("%g %g %g %g\n", (double)(float)(a + b), (double)(float)(a * b), (double)(float)(b - a), (double)(float)(a / b));
+    return 0;
+}
+"""
+
+HALF_VALUES = [
+    0.0,
+    -0.0,
+    1.0,
+    -2.5,
+    65504.0,
+    65519.99,
+    65520.0,
+    1e-8,
+    5.9604645e-08,
+    2.9802322e-08,
+    2.9802326e-08,
+    6.1035156e-05,
+    0.1,
+    1.0009765625,
+    1.00048828125,
+    1.00146484375,
+    3.14159265,
+    -1e6,
+    1e-5,
+    2049.0,
+    2051.0,
+]
+
+
+def test_half_conversion_is_ieee_round_to_nearest_even(tmp_path):
+    proc = build_and_run(tmp_path, "half", HALF_CONVERT)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().split("\n")
+    for v, line in zip(HALF_VALUES, lines):
+        bits, back = line.split()
+        want = half_bits(f32(v))
+        assert int(bits) == want, (v, hex(int(bits)), hex(want))
+        unpacked = struct.unpack("<e", struct.pack("<H", want))[0]
+        assert f32(float(back)) == unpacked or (
+            math.isinf(unpacked) and math.isinf(float(back))
+        )
+    assert lines[-1].split() == ["3.75", "3.375", "0.75", "0.666504"]
+
+
+CAST_MODES = (
+    r"""
+// Cast float -> int32 / half / float under every documented RoundMode.
+void kernel()
+{
+    TPipe pipe;
+    TBuf<QuePosition::VECCALC> b0, b1, b2, b3;
+    pipe.InitBuffer(b0, 64 * 4);
+    pipe.InitBuffer(b1, 64 * 4);
+    pipe.InitBuffer(b2, 64 * 2);
+    pipe.InitBuffer(b3, 64 * 4);
+    LocalTensor<float> src = b0.Get<float>();
+    LocalTensor<int32_t> di = b1.Get<int32_t>();
+    LocalTensor<half> dh = b2.Get<half>();
+    LocalTensor<float> df = b3.Get<float>();
+    const float vals[8] = {2.5f, -2.5f, 3.5f, -0.4f, 1.7f, -1.7f, 1.0009765625f + 1.0f / 4096.0f, 1.00048828125f};
+    for (int i = 0; i < 8; ++i) src.SetValue(i, vals[i]);
+    const RoundMode modes[] = {RoundMode::CAST_RINT, RoundMode::CAST_FLOOR, RoundMode::CAST_CEIL,
+                               RoundMode::CAST_ROUND, RoundMode::CAST_TRUNC};
+    for (RoundMode m : modes) {
+        AscendC::Cast(di, src, m, 8);
+        AscendC::Cast(df, src, m, 8);
+        for (int i = 0; i < 8; ++i) std::printf("%d %g ", (int)di.GetValue(i), (double)df.GetValue(i));
+        std::printf("\n");
+    }
+    const RoundMode hmodes[] = {RoundMode::CAST_NONE, RoundMode::CAST_RINT, RoundMode::CAST_TRUNC,
+                                RoundMode::CAST_CEIL, RoundMode::CAST_ODD};
+    for (RoundMode m : hmodes) {
+        AscendC::Cast(dh, src, m, 8);
+        for (int i = 0; i < 8; ++i) std::printf("%u ", (unsigned)dh.GetValue(i).Bits());
+        std::printf("\n");
+    }
+    AscendC::Cast(df, dh, RoundMode::CAST_NONE, 8);  // half -> float is exact
+    for (int i = 0; i < 8; ++i) std::printf("%.9g ", (double)df.GetValue(i));
+    std::printf("\n");
+}
+"""
+    + FAULT_MAIN
+)
+
+
+def test_cast_round_modes(tmp_path):
+    proc = build_and_run(tmp_path, "cast", CAST_MODES)
+    assert proc.returncode == 0, proc.stderr
+    rows = [r.split() for r in proc.stdout.strip().split("\n")]
+    ints = {
+        "RINT": [2, -2, 4, 0, 2, -2, 1, 1],
+        "FLOOR": [2, -3, 3, -1, 1, -2, 1, 1],
+        "CEIL": [3, -2, 4, 0, 2, -1, 2, 2],
+        "ROUND": [3, -3, 4, 0, 2, -2, 1, 1],
+        "TRUNC": [2, -2, 3, 0, 1, -1, 1, 1],
+    }
+    for row, want in zip(rows[:5], ints.values()):
+        assert [int(v) for v in row[0::2]] == want
+        assert [float(v) for v in row[1::2]] == [
+            float(w) for w in want
+        ]  # float -> float: integral rounding
+    one, ulp = 0x3C00, 1  # 1.0 in half; spacing at 1.0 is 2^-10
+    x6 = 0x3C01  # 1.0009765625 exactly
+    # value 6 = 1.0009765625 + 2^-12 (between 0x3C01 and 0x3C02); value 7 = 1 + 2^-11 (a tie)
+    none, rint, trunc, ceil, odd = ([int(v) for v in r] for r in rows[5:10])
+    assert none[:6] == [
+        half_bits(v) for v in (2.5, -2.5, 3.5, f32(-0.4), f32(1.7), f32(-1.7))
+    ]
+    assert (none[6], none[7]) == (x6, one)  # nearest / tie to even
+    assert (rint[6], rint[7]) == (x6, one)
+    assert (trunc[6], trunc[7]) == (x6, one)
+    assert (ceil[6], ceil[7]) == (x6 + ulp, one + ulp)
+    assert (odd[6], odd[7]) == (x6, one + ulp)  # round to odd: inexact -> odd LSB
+    assert rows[10][:3] == ["2.5", "-2.5", "3.5"]
+
+
+PAD_TAIL = r"""
+// z = x + y over n elements where n is not a multiple of 8: full tiles with DataCopy, the ragged
+// tail with DataCopyPad (ascendc.md §7.2 recipe), count-form Add over the valid count.
+extern "C" __global__ __aicore__ void add_ragged(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t n, uint32_t tile)
+{
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 2> qx, qy;
+    TQue<QuePosition::VECOUT, 2> qz;
+    pipe.InitBuffer(qx, 2, tile * sizeof(float));
+    pipe.InitBuffer(qy, 2, tile * sizeof(float));
+    pipe.InitBuffer(qz, 2, tile * sizeof(float));
+    GlobalTensor<float> xg, yg, zg;
+    xg.SetGlobalBuffer((__gm__ float*)x, n);
+    yg.SetGlobalBuffer((__gm__ float*)y, n);
+    zg.SetGlobalBuffer((__gm__ float*)z, n);
+    for (uint32_t off = 0; off < n; off += tile) {
+        const uint32_t len = n - off < tile ? n - off : tile;
+        LocalTensor<float> xl = qx.AllocTensor<float>(), yl = qy.AllocTensor<float>();
+        if (len == tile) {
+            AscendC::DataCopy(xl, xg[off], len);
+            AscendC::DataCopy(yl, yg[off], len);
+        } else {
+            const uint32_t padded = (len + 7) / 8 * 8;
+            DataCopyExtParams in{1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0};
+            DataCopyPadExtParams<float> pad{true, 0, static_cast<uint8_t>(padded - len), 0.0f};
+            AscendC::DataCopyPad(xl, xg[off], in, pad);
+            AscendC::DataCopyPad(yl, yg[off], in, pad);
+            std::printf("pad %g %g\n", (double)xl.GetValue(padded - 1), (double)xl.GetValue(len - 1));
+        }
+        qx.EnQue(xl); qy.EnQue(yl);
+        LocalTensor<float> a = qx.DeQue<float>(), b = qy.DeQue<float>();
+        LocalTensor<float> c = qz.AllocTensor<float>();
+        AscendC::Add(c, a, b, static_cast<int32_t>(len));
+        qz.EnQue(c);
+        qx.FreeTensor(a); qy.FreeTensor(b);
+        LocalTensor<float> o = qz.DeQue<float>();
+        if (len == tile) {
+            AscendC::DataCopy(zg[off], o, len);
+        } else {
+            DataCopyExtParams out{1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0};
+            AscendC::DataCopyPad(zg[off], o, out);
+        }
+        qz.FreeTensor(o);
+    }
+}
+
+int main()
+{
+    const uint32_t n = 1000 + 3, tile = 256;
+    std::vector<float> x(n), y(n), z(n + 8, -7.0f);
+    for (uint32_t i = 0; i < n; ++i) { x[i] = i; y[i] = 2.0f * i; }
+    pypto_host::Launch(1, add_ragged, (GM_ADDR)x.data(), (GM_ADDR)y.data(), (GM_ADDR)z.data(), n, tile);
+    bool ok = true;
+    for (uint32_t i = 0; i < n; ++i) ok = ok && z[i] == 3.0f * i;
+    for (uint32_t i = n; i < n + 8; ++i) ok = ok && z[i] == -7.0f;  // nothing written past n
+    const auto& t = pypto_host::Traffic();
+    std::printf("%s %llu %llu\n", ok ? "OK" : "BAD", (unsigned long long)t.gmToUbBytes, (unsigned long long)t.ubToGmBytes);
+    return 0;
+}
+"""
+
+
+def test_ragged_tail_with_datacopypad(tmp_path):
+    proc = build_and_run(tmp_path, "pad", PAD_TAIL)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().split("\n")
+    assert (
+        lines[0] == "pad 0 1002"
+    )  # right padding = paddingValue, last valid element intact
+    assert lines[1] == f"OK {1003 * 4 * 2} {1003 * 4}"
+
+
+PAD_STRIDED = (
+    r"""
+// 3 rows x 5 halves out of a GM matrix with ld = 7; each row padded to 16 halves in UB.
+void kernel()
+{
+    std::vector<half> gm(3 * 7), out(3 * 7, half(-1.0f));
+    for (int i = 0; i < 21; ++i) gm[i] = half(static_cast<float>(i));
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 3 * 32);
+    GlobalTensor<half> g, o;
+    g.SetGlobalBuffer((__gm__ half*)gm.data(), 21);
+    o.SetGlobalBuffer((__gm__ half*)out.data(), 21);
+    LocalTensor<half> t = q.AllocTensor<half>();
+    DataCopyExtParams in{3, 5 * sizeof(half), 2 * sizeof(half), 0, 0};
+    DataCopyPadExtParams<half> pad{true, 0, 3, half(9.0f)};
+    AscendC::DataCopyPad(t, g, in, pad);
+    for (int i = 0; i < 48; ++i) std::printf("%g ", (double)(float)t.GetValue(i));
+    std::printf("\n");
+    DataCopyExtParams back{3, 5 * sizeof(half), 0, 2 * sizeof(half), 0};
+    AscendC::DataCopyPad(o, t, back);
+    for (int i = 0; i < 21; ++i) std::printf("%g ", (double)(float)out[i]);
+    std::printf("\n");
+    q.FreeTensor(t);
+}
+"""
+    + FAULT_MAIN
+)
+
+
+def test_datacopypad_strided_rows(tmp_path):
+    proc = build_and_run(tmp_path, "padrows", PAD_STRIDED)
+    assert proc.returncode == 0, proc.stderr
+    ub, out = (
+        list(map(float, line.split())) for line in proc.stdout.strip().split("\n")[:2]
+    )
+    for r in range(3):
+        row = ub[16 * r : 16 * r + 16]
+        assert row[:5] == [7.0 * r + c for c in range(5)]
+        assert row[5:8] == [9.0, 9.0, 9.0]
+    want = [-1.0] * 21
+    for r in range(3):
+        for c in range(5):
+            want[7 * r + c] = 7.0 * r + c
+    assert out == want
+
+
+VEC_OPS = (
+    r"""
+void kernel()
+{
+    TPipe pipe;
+    TBuf<> ba, bb, bc, bm, bw;
+    pipe.InitBuffer(ba, 64 * 4);
+    pipe.InitBuffer(bb, 64 * 4);
+    pipe.InitBuffer(bc, 64 * 4);
+    pipe.InitBuffer(bm, 32);
+    pipe.InitBuffer(bw, 64 * 4);
+    LocalTensor<float> a = ba.Get<float>(), b = bb.Get<float>(), c = bc.Get<float>(), w = bw.Get<float>();
+    LocalTensor<uint8_t> m = bm.Get<uint8_t>();
+    for (int i = 0; i < 64; ++i) { a.SetValue(i, static_cast<float>(i) - 20.0f); b.SetValue(i, 4.0f); }
+    auto dump = [&](const char* tag, int n) {
+        std::printf("%s", tag);
+        for (int i = 0; i < n; ++i) std::printf(" %.9g", (double)c.GetValue(i));
+        std::printf("\n");
+    };
+    AscendC::Sub(c, a, b, 4); dump("sub", 4);
+    AscendC::Mul(c, a, b, 4); dump("mul", 4);
+    AscendC::Div(c, a, b, 4); dump("div", 4);
+    AscendC::Max(c, a, b, 4); dump("max", 4);
+    AscendC::Min(c, a, b, 4); dump("min", 4);
+    AscendC::Adds(c, a, 0.5f, 4); dump("adds", 4);
+    AscendC::Maxs(c, a, -19.0f, 4); dump("maxs", 4);
+    AscendC::Mins(c, a, -19.0f, 4); dump("mins", 4);
+    AscendC::Abs(c, a, 4); dump("abs", 4);
+    AscendC::Relu(c, a[16], 8); dump("relu", 8);
+    AscendC::Sqrt(c, b, 2); dump("sqrt", 2);
+    AscendC::Rsqrt(c, b, 2); dump("rsqrt", 2);
+    AscendC::Reciprocal(c, b, 2); dump("recip", 2);
+    AscendC::Ln(c, b, 1); dump("ln", 1);
+    AscendC::Duplicate(c, 7.0f, 3); dump("dup", 3);
+    AscendC::Compare(m, a, b, CMPMODE::LT, 64);
+    std::printf("cmp");
+    for (int i = 0; i < 8; ++i) std::printf(" %u", (unsigned)m.GetValue(i));
+    std::printf("\n");
+    AscendC::Select(c, m, a, b, SELMODE::VSEL_TENSOR_TENSOR_MODE, 64);
+    std::printf("sel %g %g %g\n", (double)c.GetValue(0), (double)c.GetValue(23), (double)c.GetValue(24));
+    AscendC::Select(c, m, a, 100.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);
+    std::printf("sels %g %g\n", (double)c.GetValue(23), (double)c.GetValue(24));
+    AscendC::CompareScalar(m, a, 0.0f, CMPMODE::GE, 64);
+    std::printf("cmps %u %u %u\n", (unsigned)m.GetValue(2), (unsigned)m.GetValue(3), (unsigned)m.GetValue(7));
+    AscendC::ReduceSum(c, a, w, 64); dump("rsum", 1);
+    AscendC::ReduceMax(c, a, w, 64, true);
+    std::printf("rmax %g %u\n", (double)c.GetValue(0), (unsigned)c.ReinterpretCast<uint32_t>().GetValue(1));
+    AscendC::ReduceMin(c, a, w, 50, true);
+    std::printf("rmin %g %u\n", (double)c.GetValue(0), (unsigned)c.ReinterpretCast<uint32_t>().GetValue(1));
+}
+"""
+    + FAULT_MAIN
+)
+
+
+def test_vector_ops_compare_select_reduce(tmp_path):
+    proc = build_and_run(tmp_path, "vec", VEC_OPS)
+    assert proc.returncode == 0, proc.stderr
+    got = {
+        line.split()[0]: line.split()[1:] for line in proc.stdout.strip().split("\n")
+    }
+    a = [i - 20.0 for i in range(64)]
+
+    def fl(key):
+        return [float(v) for v in got[key]]
+
+    assert fl("sub") == [x - 4 for x in a[:4]]
+    assert fl("mul") == [x * 4 for x in a[:4]]
+    assert fl("div") == [x / 4 for x in a[:4]]
+    assert fl("max") == [4.0] * 4 and fl("min") == a[:4]
+    assert fl("adds") == [x + 0.5 for x in a[:4]]
+    assert fl("maxs") == [-19.0, -19.0, -18.0, -17.0] and fl("mins") == [
+        -20.0,
+        -19.0,
+        -19.0,
+        -19.0,
+    ]
+    assert fl("abs") == [20.0, 19.0, 18.0, 17.0]
+    assert fl("relu") == [0, 0, 0, 0, 0, 1, 2, 3]
+    assert (
+        fl("sqrt") == [2.0, 2.0]
+        and fl("rsqrt") == [0.5, 0.5]
+        and fl("recip") == [0.25, 0.25]
+    )
+    assert [f32(v) for v in fl("ln")] == [f32(math.log(4.0))]
+    assert fl("dup") == [7.0] * 3
+    bits = [1 if x < 4 else 0 for x in a]
+    assert [int(v) for v in got["cmp"]] == [
+        sum(bits[8 * k + j] << j for j in range(8)) for k in range(8)
+    ]
+    assert fl("sel") == [-20.0, 3.0, 4.0]
+    assert fl("sels") == [3.0, 100.0]
+    assert [int(v) for v in got["cmps"]] == [0xF0, 0xFF, 0xFF]
+    assert fl("rsum") == [sum(a)]
+    assert got["rmax"] == ["43", "63"] and got["rmin"] == ["-20", "0"]
+
+
+SOFTMAX_ROWS = (
+    r"""
+// ascendc.md §8 row softmax on an [8, 16] float tile, call forms verbatim.
+void kernel()
+{
+    const uint32_t rows = 8, cols = 16;
+    TPipe pipe;
+    TBuf<> bx, bmax, bmaxB, bsum, bsumB;
+    pipe.InitBuffer(bx, rows * cols * 4);
+    pipe.InitBuffer(bmax, 32);
+    pipe.InitBuffer(bmaxB, rows * 32);
+    pipe.InitBuffer(bsum, 32);
+    pipe.InitBuffer(bsumB, rows * 32);
+    LocalTensor<float> x = bx.Get<float>(), rmax = bmax.Get<float>(), rmaxB = bmaxB.Get<float>();
+    LocalTensor<float> rsum = bsum.Get<float>(), rsumB = bsumB.Get<float>();
+    for (uint32_t i = 0; i < rows * cols; ++i) x.SetValue(i, static_cast<float>((i * 7) % 13) * 0.25f - static_cast<float>(i / cols));
+    const uint8_t rs = static_cast<uint8_t>(cols * sizeof(float) / 32);   // row stride in blocks
+    WholeReduceMax(rmax, x, cols, rows, 1, 1, rs, ReduceOrder::ORDER_ONLY_VALUE);
+    Brcb(rmaxB, rmax, (rows + 7) / 8, {1, 8});
+    Sub(x, x, rmaxB, cols, rows, {1, 1, 0, rs, rs, 1});
+    Exp(x, x, rows * cols);
+    WholeReduceSum(rsum, x, cols, rows, 1, 1, rs);
+    Brcb(rsumB, rsum, (rows + 7) / 8, {1, 8});
+    Div(x, x, rsumB, cols, rows, {1, 1, 0, rs, rs, 1});
+    for (uint32_t i = 0; i < rows * cols; ++i) std::printf("%.9g\n", (double)x.GetValue(i));
+    WholeReduceMax(rmax, x, cols, 1, 1, 1, rs);   // value + index of row 0
+    std::printf("argmax %u\n", (unsigned)rmax.ReinterpretCast<uint32_t>().GetValue(1));
+}
+"""
+    + FAULT_MAIN
+)
+
+
+def test_row_softmax_mask_repeat_forms(tmp_path):
+    proc = build_and_run(tmp_path, "softmax", SOFTMAX_ROWS)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().split("\n")
+    got = [float(v) for v in lines[:128]]
+    x = [((i * 7) % 13) * 0.25 - (i // 16) for i in range(128)]
+    for r in range(8):
+        row = x[16 * r : 16 * r + 16]
+        e = [math.exp(v - max(row)) for v in row]
+        for c in range(16):
+            assert got[16 * r + c] == pytest.approx(e[c] / sum(e), rel=1e-6)
+    assert lines[128] == f"argmax {max(range(16), key=lambda c: x[c])}"
+
+
+def test_uncaught_fault_aborts_loudly(tmp_path):
+    src = r"""
+int main()
+{
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 256);
+    q.DeQue<float>();
+    return 0;
+}
+"""
+    proc = build_and_run(tmp_path, "uncaught", src)
+    assert proc.returncode != 0
+    assert "pypto_host::HardwareFault: DeQue: queue is empty" in proc.stderr
+
+
+# ------------------------------------------------------------------------------------------
+# Enforcement: one program per rule; each must exit 3 with the expected message.
+# ------------------------------------------------------------------------------------------
+
+GM16 = r"""
+    alignas(64) static float gx[256];
+    alignas(64) static float gz[256];
+    GlobalTensor<float> xg, zg;
+    xg.SetGlobalBuffer((__gm__ float*)gx, 64);
+    zg.SetGlobalBuffer((__gm__ float*)gz, 64);
+"""
+
+VIOLATIONS = {
+    "ub_overflow": (
+        """TPipe pipe; TQue<QuePosition::VECIN, 1> qa; TQue<QuePosition::VECOUT, 1> qb;
+        pipe.InitBuffer(qa, 2, 64 * 1024);
+        pipe.InitBuffer(qb, 2, 32 * 1024 + 32);""",
+        "TPipe::InitBuffer(que): UB overflow: 131072 B already allocated + 65600 B requested = 196672 B > UB size 196608 B",
+    ),
+    "tbuf_overflow": (
+        """TPipe pipe; TBuf<QuePosition::VECCALC> a, b;
+        pipe.InitBuffer(a, 196608 - 32); pipe.InitBuffer(b, 64);""",
+        "UB overflow",
+    ),
+    "initbuffer_not_32": (
+        "TPipe pipe; TQue<QuePosition::VECIN, 1> q; pipe.InitBuffer(q, 2, 100);",
+        "TPipe::InitBuffer(que): buffer length 100 bytes is not a positive multiple of 32 bytes",
+    ),
+    "datacopy_len_not_32": (
+        GM16 + "TPipe pipe; TQue<QuePosition::VECIN, 1> q; pipe.InitBuffer(q, 1, 256);"
+        "LocalTensor<float> t = q.AllocTensor<float>(); AscendC::DataCopy(t, xg, 12);",
+        "DataCopy(GM->UB): length 12 x 4 B = 48 bytes is not a multiple of 32 bytes; the device silently rounds it down to 32",
+    ),
+    "datacopy_ub_misaligned": (
+        GM16 + "TPipe pipe; TQue<QuePosition::VECIN, 1> q; pipe.InitBuffer(q, 1, 256);"
+        "LocalTensor<float> t = q.AllocTensor<float>(); AscendC::DataCopy(t[3], xg, 8);",
+        "DataCopy(GM->UB): dst UB address 12 is not 32-byte aligned",
+    ),
+    "datacopy_out_ub_misaligned": (
+        GM16 + "TPipe pipe; TQue<QuePosition::VECOUT, 1> q; pipe.InitBuffer(q, 1, 256);"
+        "LocalTensor<float> t = q.AllocTensor<float>(); AscendC::DataCopy(zg, t[4], 8);",
+        "DataCopy(UB->GM): src UB address 16 is not 32-byte aligned",
+    ),
+    "datacopy_gm_misaligned_element": (
+        """alignas(64) static uint8_t raw[512];
+        GlobalTensor<float> g; g.SetGlobalBuffer((__gm__ float*)(raw + 2), 64);
+        TPipe pipe; TQue<QuePosition::VECIN, 1> q; pipe.InitBuffer(q, 1, 256);
+        LocalTensor<float> t = q.AllocTensor<float>(); AscendC::DataCopy(t, g, 8);""",
+        "is not 4-byte aligned (DataCopy needs element alignment",
+    ),
+    "datacopy_gm_misaligned_strict": (
+        GM16
+        + """pypto_host::SetStrictGmAlignment(true);
+        TPipe pipe; TQue<QuePosition::VECIN, 1> q; pipe.InitBuffer(q, 1, 256);
+        LocalTensor<float> t = q.AllocTensor<float>(); AscendC::DataCopy(t, xg[4], 8);""",
+        "is not 32-byte aligned (strict 32-byte GM mode)",
+    ),
+    "gm_read_out_of_bounds": (
+        GM16 + "TPipe pipe; TQue<QuePosition::VECIN, 1> q; pipe.InitBuffer(q, 1, 256);"
+        "LocalTensor<float> t = q.AllocTensor<float>(); AscendC::DataCopy(t, xg[8], 64);",
+        "DataCopy(GM->UB): GM access out of bounds: bytes [32, 288) of a buffer of 256 bytes (64 elements)",
+    ),
+    "gm_write_out_of_bounds": (
+        GM16 + "TPipe pipe; TQue<QuePosition::VECOUT, 1> q; pipe.InitBuffer(q, 1, 256);"
+        "LocalTensor<float> t = q.AllocTensor<float>(); AscendC::Duplicate(t, 1.0f, 64);"
+        "AscendC::DataCopy(zg[56], t, 16);",
+        "DataCopy(UB->GM): GM access out of bounds: bytes [224, 288)",
+    ),
+    "gm_scalar_out_of_bounds": (
+        GM16 + "zg.SetValue(64, 1.0f);",
+        "GlobalTensor::SetValue: GM access out of bounds: bytes [256, 260)",
+    ),
+    "datacopypad_gm_out_of_bounds": (
+        GM16
+        + """TPipe pipe; TQue<QuePosition::VECIN, 1> q; pipe.InitBuffer(q, 1, 1024);
+        LocalTensor<float> t = q.AllocTensor<float>();
+        DataCopyExtParams p{3, 20 * sizeof(float), 4 * sizeof(float), 0, 0};
+        DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
+        AscendC::DataCopyPad(t, xg, p, pad);""",
+        "DataCopyPad(GM->UB): GM access out of bounds: bytes [0, 272)",
+    ),
+    "deque_empty": (
+        "TPipe pipe; TQue<QuePosition::VECIN, 1> q; pipe.InitBuffer(q, 2, 256); q.DeQue<float>();",
+        "DeQue: queue is empty (no EnQue before this DeQue)",
+    ),
+    "alloc_beyond_buffers": (
+        """TPipe pipe; TQue<QuePosition::VECIN, 1> q; pipe.InitBuffer(q, 2, 256);
+        LocalTensor<float> a = q.AllocTensor<float>(); LocalTensor<float> b = q.AllocTensor<float>();
+        LocalTensor<float> c = q.AllocTensor<float>();""",
+        "AllocTensor: all 2 buffer(s) of TQue<VECIN, depth 1> with 2 buffer(s) of 256 B are in use",
+    ),
+    "enque_beyond_depth": (
+        """TPipe pipe; TQue<QuePosition::VECIN, 1> q; pipe.InitBuffer(q, 2, 256);
+        LocalTensor<float> a = q.AllocTensor<float>(); LocalTensor<float> b = q.AllocTensor<float>();
+        q.EnQue(a); q.EnQue(b);""",
+        "EnQue: queue already holds 1 tensor(s) = its depth; DeQue first",
+    ),
+    "free_foreign_tensor": (
+        """TPipe pipe; TQue<QuePosition::VECIN, 1> q; TQue<QuePosition::VECOUT, 1> r;
+        pipe.InitBuffer(q, 1, 256); pipe.InitBuffer(r, 1, 256);
+        LocalTensor<float> a = q.AllocTensor<float>(); r.FreeTensor(a);""",
+        "FreeTensor: tensor was not allocated from this queue (TQue<VECOUT",
+    ),
+    "free_tbuf_tensor": (
+        """TPipe pipe; TQue<QuePosition::VECIN, 1> q; TBuf<> b;
+        pipe.InitBuffer(q, 1, 256); pipe.InitBuffer(b, 256);
+        LocalTensor<float> a = b.Get<float>(); q.FreeTensor(a);""",
+        "FreeTensor: tensor was not allocated from this queue",
+    ),
+    "double_free": (
+        """TPipe pipe; TQue<QuePosition::VECIN, 1> q; pipe.InitBuffer(q, 1, 256);
+        LocalTensor<float> a = q.AllocTensor<float>(); LocalTensor<float> b = a;
+        q.FreeTensor(a); q.FreeTensor(b);""",
+        "FreeTensor: tensor was already freed (double FreeTensor)",
+    ),
+    "use_after_free": (
+        """TPipe pipe; TQue<QuePosition::VECIN, 1> q; pipe.InitBuffer(q, 1, 256);
+        LocalTensor<float> a = q.AllocTensor<float>(); LocalTensor<float> keep = a;
+        q.FreeTensor(a); AscendC::Duplicate(keep, 0.0f, 64);""",
+        "Duplicate: LocalTensor used after FreeTensor",
+    ),
+    "use_while_enqueued": (
+        """TPipe pipe; TQue<QuePosition::VECIN, 1> q; pipe.InitBuffer(q, 1, 256);
+        LocalTensor<float> a = q.AllocTensor<float>(); q.EnQue(a); AscendC::Exp(a, a, 64);""",
+        "Exp: LocalTensor used while it is enqueued (EnQue'd but not DeQue'd)",
+    ),
+    "vector_count_exceeds_size": (
+        """TPipe pipe; TBuf<> x, y; pipe.InitBuffer(x, 256); pipe.InitBuffer(y, 512);
+        LocalTensor<float> a = x.Get<float>(), b = y.Get<float>();
+        AscendC::Add(b, b, a, 128);""",
+        "Add: count 128 exceeds the src1 tensor's size of 64 elements",
+    ),
+    "vector_count_exceeds_subview": (
+        """TPipe pipe; TBuf<> x; pipe.InitBuffer(x, 256);
+        LocalTensor<float> a = x.Get<float>();
+        AscendC::Muls(a[8], a[8], 2.0f, 64);""",
+        "Muls: count 64 exceeds the dst tensor's size of 56 elements",
+    ),
+    "vector_misaligned_operand": (
+        """TPipe pipe; TBuf<> x; pipe.InitBuffer(x, 256);
+        LocalTensor<float> a = x.Get<float>();
+        AscendC::Abs(a[1], a[1], 8);""",
+        "Abs: dst UB address 4 is not 32-byte aligned",
+    ),
+    "vector_partial_overlap": (
+        """TPipe pipe; TBuf<> x; pipe.InitBuffer(x, 512);
+        LocalTensor<float> a = x.Get<float>();
+        AscendC::Adds(a[8], a, 1.0f, 64);""",
+        "partially overlaps a source",
+    ),
+    "vector_dtype": (
+        """TPipe pipe; TBuf<> x; pipe.InitBuffer(x, 256);
+        LocalTensor<int32_t> a = x.Get<int32_t>();
+        AscendC::Exp(a, a, 8);""",
+        "Exp: dtype int32_t is not supported on A2 (allowed: half float",
+    ),
+    "cast_bad_mode": (
+        """TPipe pipe; TBuf<> x, y; pipe.InitBuffer(x, 256); pipe.InitBuffer(y, 256);
+        LocalTensor<float> a = x.Get<float>(); LocalTensor<int32_t> b = y.Get<int32_t>();
+        AscendC::Cast(b, a, RoundMode::CAST_NONE, 8);""",
+        "Cast: float -> int32_t with RoundMode::CAST_NONE is not an allowed mode on A2",
+    ),
+    "cast_unsupported_pair": (
+        """TPipe pipe; TBuf<> x, y; pipe.InitBuffer(x, 256); pipe.InitBuffer(y, 256);
+        LocalTensor<half> a = x.Get<half>(); LocalTensor<bfloat16_t> b = y.Get<bfloat16_t>();
+        AscendC::Cast(b, a, RoundMode::CAST_RINT, 8);""",
+        "Cast: half -> bfloat16_t with RoundMode::CAST_RINT is not a supported conversion on A2",
+    ),
+    "compare_not_256_bytes": (
+        """TPipe pipe; TBuf<> x, m; pipe.InitBuffer(x, 256); pipe.InitBuffer(m, 32);
+        LocalTensor<float> a = x.Get<float>(); LocalTensor<uint8_t> bits = m.Get<uint8_t>();
+        AscendC::Compare(bits, a, a, CMPMODE::LT, 32);""",
+        "Compare: count 32 x 4 B is not a multiple of 256 bytes",
+    ),
+    "reducemax_small_work": (
+        """TPipe pipe; TBuf<> x, w; pipe.InitBuffer(x, 2048); pipe.InitBuffer(w, 32);
+        LocalTensor<float> a = x.Get<float>(), wk = w.Get<float>();
+        AscendC::ReduceMax(a, a, wk, 512);""",
+        "ReduceMax: work tensor has 8 elements, needs at least 16",
+    ),
+    "mask_too_wide": (
+        """TPipe pipe; TBuf<> x; pipe.InitBuffer(x, 1024);
+        LocalTensor<float> a = x.Get<float>();
+        AscendC::Add(a, a, a, 65, 1, {1, 1, 1, 8, 8, 8});""",
+        "Add: contiguous mask 65 outside [1, 64] for 4-byte elements",
+    ),
+    "repeat_beyond_tensor": (
+        """TPipe pipe; TBuf<> x; pipe.InitBuffer(x, 1024);
+        LocalTensor<float> a = x.Get<float>();
+        AscendC::Muls(a, a, 2.0f, 64, 5, {1, 1, 8, 8});""",
+        "Muls: mask/repeat access at byte 1024 of the dst tensor, which has only 256 elements",
+    ),
+    "queue_buffers_per_position": (
+        """TPipe pipe; TQue<QuePosition::VECIN, 1> a, b, c;
+        pipe.InitBuffer(a, 4, 256); pipe.InitBuffer(b, 4, 256); pipe.InitBuffer(c, 1, 256);""",
+        "9 queue buffers on one TPosition; at most 8",
+    ),
+    "two_pipes": (
+        "TPipe p1; TPipe p2;",
+        "a second TPipe was constructed while one is alive",
+    ),
+    "local_getvalue_out_of_range": (
+        """TPipe pipe; TBuf<> x; pipe.InitBuffer(x, 64);
+        LocalTensor<float> a = x.Get<float>(); a.GetValue(16);""",
+        "LocalTensor::GetValue(16): index out of range for a LocalTensor of 16 elements",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def violation_exes(tmp_path_factory):
+    d = tmp_path_factory.mktemp("violations")
+
+    def build(item):
+        name, (body, _) = item
+        src = "void kernel()\n{\n" + body + "\n}\n" + FAULT_MAIN
+        # unused locals are part of the scenario (AllocTensor results kept alive)
+        src = '#pragma GCC diagnostic ignored "-Wunused-variable"\n' + src
+        src = '#pragma GCC diagnostic ignored "-Wunused-but-set-variable"\n' + src
+        return name, compile_program(src, d / name)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return dict(pool.map(build, VIOLATIONS.items()))
+
+
+@pytest.mark.parametrize("name", sorted(VIOLATIONS))
+def test_violation_faults_loudly(violation_exes, name):
+    proc = run(violation_exes[name])
+    expected = VIOLATIONS[name][1]
+    assert proc.returncode == 3, (
+        f"expected a HardwareFault, got rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    )
+    assert "NO FAULT" not in proc.stdout
+    assert proc.stderr.startswith("pypto_host::HardwareFault: ")
+    assert expected in proc.stderr, proc.stderr
+
+
+def test_no_false_faults_at_the_limits(tmp_path):
+    """Exactly 192 KiB of UB, 8 VECIN buffers, counts equal to the tensor size: all legal."""
+    src = (
+        r"""
+void kernel()
+{
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 2> a, b, c, d;
+    TBuf<> t;
+    pipe.InitBuffer(a, 2, 16 * 1024);
+    pipe.InitBuffer(b, 2, 16 * 1024);
+    pipe.InitBuffer(c, 2, 16 * 1024);
+    pipe.InitBuffer(d, 2, 16 * 1024);
+    pipe.InitBuffer(t, 64 * 1024);
+    std::printf("used %u\n", pipe.HostUbUsed());
+    LocalTensor<float> x = t.Get<float>();
+    AscendC::Duplicate(x, 1.0f, static_cast<int32_t>(x.GetSize()));
+    LocalTensor<float> p = a.AllocTensor<float>(), q = a.AllocTensor<float>();
+    AscendC::Add(p, x, x, static_cast<int32_t>(p.GetSize()));
+    a.EnQue(p); a.EnQue(q);  // depth 2
+    LocalTensor<float> r = a.DeQue<float>();
+    std::printf("%g %u\n", (double)r.GetValue(4095), r.GetSize());
+    a.FreeTensor(r);
+    LocalTensor<float> s = a.DeQue<float>();
+    a.FreeTensor(s);
+    LocalTensor<float> u = a.AllocTensor<float>();  // a freed buffer is reusable
+    a.FreeTensor(u);
+    AscendC::SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::PipeBarrier<PIPE_ALL>();
+}
+"""
+        + FAULT_MAIN
+    )
+    proc = build_and_run(tmp_path, "limits", src)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["used 196608", "2 4096"]
