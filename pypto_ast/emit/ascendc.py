@@ -1,4 +1,4 @@
-"""Emit Ascend C from a lowered ``Program`` (first vertical slice, vector elementwise only).
+"""Emit Ascend C from a lowered ``Program`` (vertical slice: vector elementwise, row reductions).
 
 ``emit_program(program)`` returns ``{file name: text}``:
 
@@ -7,14 +7,29 @@
   The tiling struct carries the per-launch element offsets of every GM region the block
   reads or writes (the control program evaluates them).  The body is the canonical
   double-buffered pipeline of ascendc.md §5.3: row tiles of the ops' vector tile shape,
-  tiles distributed round-robin over ``GetBlockIdx()/GetBlockNum()``, CopyIn (DataCopy) /
-  Compute (the fused chain in UB) / CopyOut (DataCopy).
+  tiles distributed round-robin over ``GetBlockIdx()/GetBlockNum()``, CopyIn (DataCopy/DataCopyPad) /
+  Compute (the fused chain in UB) / CopyOut (DataCopy/DataCopyPad).
 * ``control.cpp`` — ``extern "C" int pypto_run(void** tensors, const int64_t* scalars)`` walks
   the loop tree and calls ``pypto_host::Launch`` per block; faults are caught and reported via
   ``pypto_last_error()``; GM traffic summed over launches via ``pypto_traffic``.
 * ``manifest.json`` — kernels, parameters, tiling layout.
 
-Supported subset (anything else raises :class:`EmitError`): see ``_check_*`` below.
+Supported (anything else raises :class:`EmitError`, see ``analyse``):
+
+* 2-D fp32/fp16 blocks of one [rows, cols] shape: elementwise add/sub/mul/div/maximum/minimum
+  (tensor or scalar operand, ``alpha``), exp/abs/sqrt/rsqrt/reciprocal/relu/neg, cast fp32<->fp16;
+* row reductions ``sum``/``amax``/``amin`` (fp32, dim=-1, keepdim=True) when a row fits one tile
+  (the tile's last dim == cols): ReduceSum/ReduceMax/ReduceMin per row, the [rows, 1] result kept
+  as one 32-byte block per row in UB;
+* [rows, 1] (fp32) op [rows, cols] in binary ops: per row, the row's scalar via GetValue (after a
+  V->S flag) then Adds/Muls/Maxs/Mins, or Duplicate + Div for division (exact);
+  [rows, 1] values may be read from / written to [rows, 1] tensors;
+* ragged tiles: a short last row tile (``nr`` rows), and rows whose byte length (or leading-dim
+  gap) is not a multiple of 32 B via DataCopyPad; UB rows are padded to 32 B.
+
+Not supported yet: reductions along other axes, without keepdim, over rows longer than one tile,
+or on fp16; column ([1, cols]) broadcasts; [rows, 1] fp16 values; ``alpha`` with a row-broadcast
+operand; other ops (sigmoid, where, matmul...), locals, branches, values crossing blocks.
 """
 
 from __future__ import annotations
@@ -32,6 +47,7 @@ CTYPE = {"fp32": "float", "fp16": "half"}
 BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "maximum": "Max", "minimum": "Min"}
 UNARY = {"exp": "Exp", "abs": "Abs", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "reciprocal": "Reciprocal",
          "relu": "Relu"}
+REDUCE = {"sum": "ReduceSum", "amax": "ReduceMax", "amin": "ReduceMin"}
 ROUND_MODES = ("CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC", "CAST_ODD")
 
 
@@ -125,6 +141,7 @@ class Region:
     numel: int
     queue: str
     field_index: int  # index into the tiling struct
+    cols: int = 0  # columns moved per row (the block's width, or 1 for a [rows, 1] value)
 
 
 @dataclass
@@ -159,6 +176,8 @@ class _BlockEmitter:
     # -- analysis ------------------------------------------------------------------------
     def analyse(self):
         vtype = {}  # SSA name -> dtype
+        vwidth = {}  # SSA name or "@t" -> last dim (the block's cols, or 1)
+        reduces = []
         shape = None
         tile = None
         self.inputs: list[Region] = []
@@ -180,18 +199,20 @@ class _BlockEmitter:
             return p, dims
 
         def check_shape(s, span):
+            # One [rows, cols] shape per block; [rows, 1] values (row reductions) broadcast against it.
             nonlocal shape
-            if shape is None:
-                shape = s
-            elif s != shape:
+            if shape is None or (shape[1] == 1 and s[0] == shape[0]):
+                shape = s if shape is None or s[1] != 1 else shape
+            elif s != shape and s != (shape[0], 1):
                 _unsupported(f"shape {list(s)} differing from the block's shape {list(shape)} "
-                             "(one shape per block)", span)
+                             "(one [rows, cols] shape per block, plus [rows, 1] row values)", span)
 
         def add_input(key, tensor, offsets, s, span):
             if tensor in written:
                 _unsupported(f"reading @{tensor} after assembling into it in the same block", span)
             p, dims = named(tensor, span)
             check_shape(s, span)
+            vwidth[key] = s[1]
             if tensor in read and read[tensor] != offsets:
                 pass
             read.setdefault(tensor, offsets)
@@ -199,7 +220,7 @@ class _BlockEmitter:
                 if r.tensor == tensor and r.offsets == offsets:
                     self.in_of[key] = r
                     return
-            r = Region(tensor, p.type.dtype, offsets, dims[1], dims[0] * dims[1], f"qIn{len(self.inputs)}", -1)
+            r = Region(tensor, p.type.dtype, offsets, dims[1], dims[0] * dims[1], f"qIn{len(self.inputs)}", -1, s[1])
             self.inputs.append(r)
             self.in_of[key] = r
             vtype[key] = p.type.dtype
@@ -231,11 +252,15 @@ class _BlockEmitter:
                 if dst.name in read and read[dst.name] != offsets:
                     _unsupported(f"reading and writing different regions of @{dst.name} in one block", sp)
                 written.add(dst.name)
-                r = Region(dst.name, p.type.dtype, offsets, dims[1], dims[0] * dims[1], f"qOut{len(self.outputs)}", -1)
+                if vwidth[val.name] > dims[1]:
+                    _unsupported(f"assembling a value wider than @{dst.name}", sp)
+                r = Region(dst.name, p.type.dtype, offsets, dims[1], dims[0] * dims[1], f"qOut{len(self.outputs)}", -1,
+                           vwidth[val.name])
                 self.outputs.append((r, val.name))
                 continue
             # compute op
-            if op.opcode not in BINARY and op.opcode not in UNARY and op.opcode not in ("neg", "cast"):
+            if op.opcode not in BINARY and op.opcode not in UNARY and op.opcode not in REDUCE \
+                    and op.opcode not in ("neg", "cast"):
                 _unsupported(f"op '{op.opcode}'", sp)
             if len(op.results) != 1 or len(op.types) != 1:
                 _unsupported(f"op '{op.opcode}' with {len(op.results)} results", sp)
@@ -271,6 +296,10 @@ class _BlockEmitter:
                     continue
                 if op.opcode in ("add", "sub") and k == "alpha":
                     continue
+                if op.opcode in REDUCE and (k, v) in (("dim", 1), ("dim", -1), ("keepdim", True)):
+                    continue
+                if op.opcode in REDUCE and k in ("dim", "keepdim"):
+                    _unsupported(f"'{op.opcode}' with {k}={v!r} (only row reductions dim=-1, keepdim=True)", sp)
                 _unsupported(f"attribute {k}={v!r} of '{op.opcode}'", sp)
             if op.opcode in BINARY and all(_is_scalar(x) for x in op.operands):
                 _unsupported(f"'{op.opcode}' of two scalars", sp)
@@ -286,7 +315,20 @@ class _BlockEmitter:
                                                                       "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC",
                                                                       "CAST_ODD")):
                     _unsupported(f"cast {src_dt}->{rtype.dtype} with mode {mode}", sp)
+            widths = [vwidth[x.name if isinstance(x, ir.Value) else "@" + x.name]
+                      for x in op.operands if isinstance(x, (ir.Value, ir.TensorRef))]
+            if op.opcode in REDUCE:
+                if rtype.dtype != "fp32":
+                    _unsupported(f"'{op.opcode}' on {rtype.dtype} (row reductions are fp32 only)", sp)
+                if op.attr("keepdim") is not True or op.attr("dim") not in (1, -1):
+                    _unsupported(f"'{op.opcode}' other than along the last axis with keepdim=True", sp)
+                if s[1] != 1 or widths[0] == 1:
+                    _unsupported(f"'{op.opcode}' of a [rows, 1] value", sp)
+                reduces.append(op)
+            elif s[1] != max(widths):
+                _unsupported(f"op '{op.opcode}' whose result is narrower than its operands", sp)
             vtype[op.results[0]] = rtype.dtype
+            vwidth[op.results[0]] = s[1]
             compute.append(op)
 
         if not self.outputs:
@@ -295,21 +337,46 @@ class _BlockEmitter:
             shape = tuple(_const_int(d, None, "view shape") for d in
                           next(o for o in self.block.ops if o.opcode == "view").attr("shape"))
         rows, cols = shape
+        if cols > 1:
+            for k, w in vwidth.items():
+                if w == 1 and vtype[k] != "fp32":
+                    _unsupported(f"[rows, 1] value of dtype {vtype[k]} (only fp32)")
+        for op in reduces:
+            if op.tile is None or op.tile[-1] != cols:
+                _unsupported(f"'{op.opcode}' whose tile's last dim {op.tile and op.tile[-1]} is not the row "
+                             f"length {cols} (a row must fit one tile)", op.span)
+        # UB row stride of a [rows, cols] value: cols rounded up so that every row starts 32-byte
+        # aligned in every dtype of the block (DataCopyPad pads ragged rows, §7.2).
+        align = 32 // min({"fp32": 4, "fp16": 2}[d] for d in set(vtype.values()) | {"fp32"})
+        self.cpad = -(-cols // align) * align
         for r in self.inputs + [r for r, _ in self.outputs]:
-            if (cols * 4 if r.dtype == "fp32" else cols * 2) % 32:
-                _unsupported(f"last dim {cols} of {r.dtype} data (row bytes not a multiple of 32)")
-        self.vtype, self.compute, self.rows, self.cols = vtype, compute, rows, cols
+            r.cols = r.cols or cols
+        self.vtype, self.vwidth, self.compute, self.rows, self.cols = vtype, vwidth, compute, rows, cols
+        self.uses_work = any(op.opcode in REDUCE or (op.opcode == "div" and self._bcast(op)) for op in compute)
         self.tile_rows = self._pick_tile_rows(tile[0] if tile else rows)
 
+    def _key(self, x) -> str:
+        return x.name if isinstance(x, ir.Value) else "@" + x.name
+
+    def _bcast(self, op) -> bool:
+        """A binary op of a [rows, cols] and a [rows, 1] operand (row broadcast)."""
+        if op.opcode not in BINARY or self.cols == 1:
+            return False
+        ws = [self.vwidth[self._key(x)] for x in op.operands if isinstance(x, (ir.Value, ir.TensorRef))]
+        return len(ws) == 2 and ws[0] != ws[1]
+
+    def _stride(self, width: int) -> int:
+        """UB elements per row of a value of this width: a [rows, 1] value keeps one 32-byte block per row."""
+        return self.cpad if width == self.cols else 8
+
     def _pick_tile_rows(self, want: int) -> int:
+        # Row tiles of the ops' tile rows; a short last tile takes the remainder (self.tail).
         tr = max(1, min(want, self.rows))
-        while self.rows % tr:
-            tr -= 1
         while True:
             self._plan_ub(tr)
             if self.ub_bytes <= UB_BUDGET or tr == 1:
                 break
-            tr = max(d for d in range(1, tr) if self.rows % d == 0) if tr > 1 else 1
+            tr -= 1
         if self.ub_bytes > UB_BUDGET:
             _unsupported(f"block {self.block.name}: one row needs {self.ub_bytes} B of UB")
         return tr
@@ -317,8 +384,7 @@ class _BlockEmitter:
     def _plan_ub(self, tr: int):
         """Assign every compute result a UB home: an output queue tensor or a temp slot."""
         es = {"fp32": 4, "fp16": 2}
-        elems = tr * self.cols
-        self.slot_bytes = elems * 4
+        self.slot_bytes = tr * self.cpad * 4
         out_of = {}
         for r, v in self.outputs:
             out_of.setdefault(v, r)
@@ -346,11 +412,12 @@ class _BlockEmitter:
         for i, op in enumerate(self.compute):
             res = op.results[0]
             # operands whose last use is this op release their slots (100% overlap is allowed)
-            released = []
+            released, late = [], []  # late: may not share the result's slot (rows at other strides)
             for x in op.operands:
                 if isinstance(x, ir.Value) and last_use.get(x.name) == i and home[x.name][0] == "tmp":
-                    if home[x.name][1] not in released:
-                        released.append(home[x.name][1])
+                    same = self.vwidth[x.name] == self.vwidth[res] and op.opcode not in REDUCE
+                    if home[x.name][1] not in released + late:
+                        (released if same else late).append(home[x.name][1])
             alpha = op.attr("alpha")
             needs_scratch = alpha is not None and float(alpha) != 1.0 and not any(_is_scalar(x) for x in op.operands)
             if op.opcode == "div" and _is_scalar(op.operands[0]):
@@ -364,7 +431,7 @@ class _BlockEmitter:
                 home[res] = ("out", out_of[res])
             else:
                 home[res] = ("tmp", take())
-            free.extend(released)
+            free.extend(released + late)
             if i in self.scratch:
                 free.append(self.scratch[i])
             if res not in last_use:  # dead value
@@ -372,8 +439,8 @@ class _BlockEmitter:
                     free.append(home[res][1])
         self.home = home
         self.temp_slots = nslots
-        q = sum(2 * elems * es[r.dtype] for r in self.inputs) + sum(2 * elems * es[r.dtype] for r, _ in self.outputs)
-        self.ub_bytes = q + nslots * self.slot_bytes
+        q = sum(2 * tr * self._stride(r.cols) * es[r.dtype] for r in self.inputs + [r for r, _ in self.outputs])
+        self.ub_bytes = q + nslots * self.slot_bytes + (self.cpad * 4 if self.uses_work else 0)
 
     # -- emission ------------------------------------------------------------------------
     def emit(self) -> tuple[str, dict]:
@@ -386,8 +453,10 @@ class _BlockEmitter:
         cls = f"PyptoKernel_{self.name}"
         tiling = f"PyptoTiling_{self.name}"
         tr, cols = self.tile_rows, self.cols
-        n = tr * cols
-        ntiles = self.rows // tr
+        ntiles = -(-self.rows // tr)
+        last = self.rows - (ntiles - 1) * tr
+        self.tail = last != tr  # short last tile: CopyIn/Compute/CopyOut take its row count nr
+        nr_arg = ", uint32_t nr" if self.tail else ""
         L: list[str] = []
         L.append(f"// Generated by pypto-ast (host backend slice) from IR block {self.block.name} of program "
                  f"{self.program.name} ({self.source}).")
@@ -408,24 +477,30 @@ class _BlockEmitter:
             g = f"g{r.field_index}"
             L.append(f"        {g}.SetGlobalBuffer((__gm__ {CTYPE[r.dtype]}*){r.tensor}, {r.numel});  // @{r.tensor}")
             L.append(f"        base{r.field_index} = static_cast<uint64_t>(t.offset[{r.field_index}]);")
-        for r in self.inputs:
-            L.append(f"        pipe->InitBuffer({r.queue}, 2, {n * (4 if r.dtype == 'fp32' else 2)});")
-        for r, _ in self.outputs:
-            L.append(f"        pipe->InitBuffer({r.queue}, 2, {n * (4 if r.dtype == 'fp32' else 2)});")
+        for r in regions:
+            L.append(f"        pipe->InitBuffer({r.queue}, 2, {tr * self._stride(r.cols) * (4 if r.dtype == 'fp32' else 2)});")
         if self.temp_slots:
             L.append(f"        pipe->InitBuffer(tmp, {self.temp_slots * self.slot_bytes});")
+        if self.uses_work:
+            L.append(f"        pipe->InitBuffer(work, {self.cpad * 4});")
         L.append("    }")
         L.append("    __aicore__ inline void Process()")
         L.append("    {")
         L.append(f"        for (uint32_t i = AscendC::GetBlockIdx(); i < {ntiles}u; i += AscendC::GetBlockNum()) {{")
-        L.append("            CopyIn(i);")
-        L.append("            Compute();")
-        L.append("            CopyOut(i);")
+        if self.tail:
+            L.append(f"            const uint32_t nr = i + 1 < {ntiles}u ? {tr}u : {last}u;  // rows in this tile")
+            L.append("            CopyIn(i, nr);")
+            L.append("            Compute(nr);")
+            L.append("            CopyOut(i, nr);")
+        else:
+            L.append("            CopyIn(i);")
+            L.append("            Compute();")
+            L.append("            CopyOut(i);")
         L.append("        }")
         L.append("    }")
         L.append("")
         L.append("private:")
-        L.append("    __aicore__ inline void CopyIn(uint32_t i)")
+        L.append(f"    __aicore__ inline void CopyIn(uint32_t i{nr_arg})")
         L.append("    {")
         for r in self.inputs:
             ct = CTYPE[r.dtype]
@@ -435,7 +510,7 @@ class _BlockEmitter:
         for r in self.inputs:
             L.append(f"        {r.queue}.EnQue(l{r.field_index});")
         L.append("    }")
-        L.append("    __aicore__ inline void Compute()")
+        L.append(f"    __aicore__ inline void Compute({nr_arg[2:]})")
         L.append("    {")
         for r in self.inputs:
             ct = CTYPE[r.dtype]
@@ -443,13 +518,14 @@ class _BlockEmitter:
         for r, _ in self.outputs:
             ct = CTYPE[r.dtype]
             L.append(f"        AscendC::LocalTensor<{ct}> l{r.field_index} = {r.queue}.AllocTensor<{ct}>();")
-        body = self._compute_body(n)
+        body = self._compute_body()
         L.extend(body)
         # Outputs assembled from a value that lives elsewhere (an input, or a second output).
         for r, v in self.outputs:
-            h = self.home.get(v) or self.home.get(v)
+            h = self.home.get(v)
             if not (h[0] == "out" and h[1] is r):
-                L.append(f"        AscendC::DataCopy(l{r.field_index}, {self._ref(v)}, {n});  // UB->UB for @{r.tensor}")
+                L.append(f"        AscendC::DataCopy(l{r.field_index}, {self._ref(v)}, {self._count(self.vwidth[v])});"
+                         f"  // UB->UB for @{r.tensor}")
         if self.lines_on and body:
             L.append(f'#line {len(L) + 2} "{self.block.name}.cpp"')
         for r, _ in self.outputs:
@@ -457,7 +533,7 @@ class _BlockEmitter:
         for r in self.inputs:
             L.append(f"        {r.queue}.FreeTensor(l{r.field_index});")
         L.append("    }")
-        L.append("    __aicore__ inline void CopyOut(uint32_t i)")
+        L.append(f"    __aicore__ inline void CopyOut(uint32_t i{nr_arg})")
         L.append("    {")
         for r, _ in self.outputs:
             ct = CTYPE[r.dtype]
@@ -474,6 +550,8 @@ class _BlockEmitter:
         if self.temp_slots:
             L.append(f"    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp;  // {self.temp_slots} slots of "
                      f"{self.slot_bytes} B")
+        if self.uses_work:
+            L.append("    AscendC::TBuf<AscendC::TPosition::VECCALC> work;  // one row: reduce work / broadcast row")
         for r in regions:
             L.append(f"    AscendC::GlobalTensor<{CTYPE[r.dtype]}> g{r.field_index};")
         L.append("    uint64_t " + ", ".join(f"base{r.field_index}" for r in regions) + ";")
@@ -495,38 +573,94 @@ class _BlockEmitter:
             "tensors": tensors, "shape": [self.rows, self.cols], "tile_rows": tr, "tiles": ntiles,
             "num_blocks": min(ntiles, MAX_CORES), "ub_bytes": self.ub_bytes,
             "tiling": [{"index": r.field_index, "tensor": r.tensor, "dir": "in" if r in self.inputs else "out",
-                        "bytes": self.rows * self.cols * (4 if r.dtype == "fp32" else 2)} for r in regions],
+                        "bytes": self.rows * r.cols * (4 if r.dtype == "fp32" else 2)} for r in regions],
         }
         self.regions = regions
         return "\n".join(L) + "\n", info
 
+    def _count(self, width: int) -> str:
+        """Element count of a tile of a value of this width (padded rows), for count-form APIs."""
+        st = self._stride(width)
+        return f"nr * {st}u" if self.tail else str(self.tile_rows * st)
+
     def _copy(self, r: Region, gm_to_ub: bool, local: str) -> str:
         es = 4 if r.dtype == "fp32" else 2
-        tr, cols = self.tile_rows, self.cols
+        ct = CTYPE[r.dtype]
+        tr, cols, st = self.tile_rows, r.cols, self._stride(r.cols)
         g = f"g{r.field_index}[base{r.field_index} + static_cast<uint64_t>(i) * {tr * r.ld}]"
-        if cols == r.ld:
-            return (f"AscendC::DataCopy({local}, {g}, {tr * cols});" if gm_to_ub
-                    else f"AscendC::DataCopy({g}, {local}, {tr * cols});")
-        blk, gap = cols * es // 32, (r.ld - cols) * es // 32
-        if gap * 32 != (r.ld - cols) * es:
-            _unsupported(f"row stride of @{r.tensor} not a multiple of 32 bytes")
+        nrows = "static_cast<uint16_t>(nr)" if self.tail else str(tr)
+        if (cols * es) % 32 == 0 and ((r.ld - cols) * es) % 32 == 0:  # aligned: DataCopy (§7.1)
+            if cols == r.ld == st:
+                n = f"nr * {cols}u" if self.tail else str(tr * cols)
+                return (f"AscendC::DataCopy({local}, {g}, {n});" if gm_to_ub
+                        else f"AscendC::DataCopy({g}, {local}, {n});")
+            blk, gap, ugap = cols * es // 32, (r.ld - cols) * es // 32, (st - cols) * es // 32
+            if gm_to_ub:
+                return f"AscendC::DataCopy({local}, {g}, AscendC::DataCopyParams{{{nrows}, {blk}, {gap}, {ugap}}});"
+            return f"AscendC::DataCopy({g}, {local}, AscendC::DataCopyParams{{{nrows}, {blk}, {ugap}, {gap}}});"
+        # ragged rows: DataCopyPad (§7.2); GM-side strides in bytes, UB-side in 32-byte blocks
+        row = cols * es
+        ugap, ggap = (st * es - -(-row // 32) * 32) // 32, (r.ld - cols) * es
         if gm_to_ub:
-            return f"AscendC::DataCopy({local}, {g}, AscendC::DataCopyParams{{{tr}, {blk}, {gap}, 0}});"
-        return f"AscendC::DataCopy({g}, {local}, AscendC::DataCopyParams{{{tr}, {blk}, 0, {gap}}});"
+            return (f"AscendC::DataCopyPad({local}, {g}, AscendC::DataCopyExtParams{{{nrows}, {row}, {ggap}, {ugap}, 0}}, "
+                    f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, static_cast<{ct}>(0)}});")
+        return f"AscendC::DataCopyPad({g}, {local}, AscendC::DataCopyExtParams{{{nrows}, {row}, {ugap}, {ggap}, 0}});"
 
     def _ref(self, v: str) -> str:
         kind, where = self.home[v]
         if kind in ("in", "out"):
             return f"l{where.field_index}"
         dt = self.vtype[v]
-        return f"tmp.GetWithOffset<{CTYPE[dt]}>({self.tile_rows * self.cols}, {where * self.slot_bytes})"
+        n = self.tile_rows * self._stride(self.vwidth[v])
+        return f"tmp.GetWithOffset<{CTYPE[dt]}>({n}, {where * self.slot_bytes})"
 
     def _operand(self, x) -> str:
         if isinstance(x, ir.TensorRef):
             return self._ref("@" + x.name)
         return self._ref(x.name)
 
-    def _compute_body(self, n: int) -> list[str]:
+    def _rows_loop(self, out: list, lines: list):
+        nr = "nr" if self.tail else f"{self.tile_rows}u"
+        out.append(f"        for (uint32_t r = 0; r < {nr}; ++r) {{")
+        out.extend("            " + x for x in lines)
+        out.append("        }")
+
+    def _reduce(self, op, out: list, comment: str):
+        """Row reduction into one 32-byte block per row (§6.5, count form per row)."""
+        dst, src = self._ref(op.results[0]), self._operand(op.operands[0])
+        self._rows_loop(out, [f"AscendC::{REDUCE[op.opcode]}({dst}[r * 8], {src}[r * {self.cpad}], "
+                              f"work.Get<float>(), {self.cols});{comment}"])
+
+    def _broadcast(self, op, out: list, comment: str):
+        """[rows, cols] op [rows, 1]: per row, the row's scalar via GetValue then a scalar op (§6.6)."""
+        code, (a, b) = op.opcode, op.operands
+        if op.attr("alpha") is not None and float(op.attr("alpha")) != 1.0:
+            _unsupported(f"'{code}' with alpha and a row-broadcast operand", op.span)
+        col_first = self.vwidth[self._key(a)] == 1
+        t, c = (b, a) if col_first else (a, b)
+        dst, src, cs, n, cp = self._ref(op.results[0]), self._operand(t), self._operand(c), self.cols, self.cpad
+        d, x = f"{dst}[r * {cp}]", f"{src}[r * {cp}]"
+        body = [f"const float s = {cs}.GetValue(r * 8);{comment}"]
+        if code == "add":
+            body.append(f"AscendC::Adds({d}, {x}, s, {n});")
+        elif code == "sub" and not col_first:
+            body.append(f"AscendC::Adds({d}, {x}, -s, {n});")
+        elif code == "sub":  # s - t
+            body += [f"AscendC::Muls({d}, {x}, -1.0f, {n});", f"AscendC::Adds({d}, {d}, s, {n});"]
+        elif code == "mul":
+            body.append(f"AscendC::Muls({d}, {x}, s, {n});")
+        elif code == "div":  # exact division: the row's scalar duplicated into the work row
+            body.append(f"AscendC::Duplicate(work.Get<float>(), s, {n});")
+            body.append(f"AscendC::Div({d}, work.Get<float>(), {x}, {n});" if col_first
+                        else f"AscendC::Div({d}, {x}, work.Get<float>(), {n});")
+        else:
+            body.append(f"AscendC::{'Maxs' if code == 'maximum' else 'Mins'}({d}, {x}, s, {n});")
+        # the scalar reads follow vector writes: V -> S sync (§6.6, §9.1)
+        out.append("        AscendC::SetFlag<AscendC::HardEvent::V_S>(0);")
+        out.append("        AscendC::WaitFlag<AscendC::HardEvent::V_S>(0);")
+        self._rows_loop(out, body)
+
+    def _compute_body(self) -> list[str]:
         out = []
         for i, op in enumerate(self.compute):
             if self.lines_on and op.span is not None:
@@ -538,6 +672,13 @@ class _BlockEmitter:
             ops = op.operands
             comment = f"  // %{res} = {op.opcode}"
             code = op.opcode
+            n = self._count(self.vwidth[res])
+            if code in REDUCE:
+                self._reduce(op, out, comment)
+                continue
+            if code in BINARY and self._bcast(op):
+                self._broadcast(op, out, comment)
+                continue
             if code in BINARY:
                 a, b = ops
                 alpha = op.attr("alpha")

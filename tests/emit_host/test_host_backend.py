@@ -99,17 +99,6 @@ def uses_sigmoid(x: pypto.Tensor((16, 64), F32), out: pypto.Tensor((16, 64), F32
     out[:] = pypto.sigmoid(x) + 1.0
 '''
 
-BAD_ROW = '''
-import pypto
-F32 = pypto.DT_FP32
-
-@pypto.frontend.jit
-def narrow(x: pypto.Tensor((16, 4), F32), out: pypto.Tensor((16, 4), F32)):
-    pypto.set_vec_tile_shapes(16, 4)
-    out[:] = x + 1.0
-'''
-
-
 def _lower(tmp_path, name, text):
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(text))
@@ -219,11 +208,6 @@ def test_unsupported_op_raises_emit_error(tmp_path):
         emit_program(program)
     assert "sigmoid" in str(info.value) and "host backend does not support" in str(info.value)
     assert info.value.span is not None and info.value.span.line == 8
-
-
-def test_unaligned_rows_raise_emit_error(tmp_path):
-    with pytest.raises(EmitError, match="multiple of 32"):
-        emit_program(_lower(tmp_path, "narrow", BAD_ROW))
 
 
 def test_wrong_input_is_rejected_before_running(tmp_path):
