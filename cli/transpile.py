@@ -1,7 +1,9 @@
 """``pypto-transpile FILE``: lower a kernel to the control/compute IR, print it, or run it.
 
     pypto-transpile FILE --emit ir|python|dot [-o OUT] [--kernel NAME] [--merge-loop1]
-    pypto-transpile FILE --run [--backend interp] [--kernel NAME]
+    pypto-transpile FILE --emit ascendc -o DIR [--soc SOC]        # kernels, control.cpp, manifest.json
+    pypto-transpile FILE --build --backend host [-o DIR] [--soc SOC]   # compile them; prints the library
+    pypto-transpile FILE --run [--backend interp|host] [--soc SOC] [--kernel NAME]
 
 Exit status: 0 done (``--run``: every output matches the reference), 1 the kernel has
 errors or (``--run``) an output differs, 2 it could not run (our bug, a missing
@@ -17,9 +19,12 @@ import click
 
 from pypto_ast import __version__
 from pypto_ast.diagnostics import Diagnostic, Pos, Severity, Span
+from pypto_ast.emit.soc import DEFAULT_SOC, SOCS
 from pypto_ast.render import render
 
-EMITTERS = ("ir", "python", "dot")
+BACKENDS = ("interp", "host")
+
+EMITTERS = ("ir", "python", "dot", "ascendc")
 
 
 def _display(path: Optional[str]) -> Optional[str]:
@@ -62,18 +67,31 @@ def _source(path: Optional[str]) -> dict:
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="pypto-transpile")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--emit", "emit", type=click.Choice(EMITTERS), help="print a stage: the IR, explicit PyPTO, or graphviz")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="write the emitted text here instead of stdout")
+@click.option("--emit", "emit", type=click.Choice(EMITTERS),
+              help="print a stage: the IR, explicit PyPTO, graphviz; ascendc writes the Ascend C files into -o DIR")
+@click.option("-o", "--output", type=click.Path(),
+              help="write the emitted text here instead of stdout (a directory for --emit ascendc / --build)")
 @click.option("--run", "do_run", is_flag=True, help="run example_inputs() through a backend and compare with reference()")
-@click.option("--backend", default="interp", type=click.Choice(["interp"]), show_default=True)
+@click.option("--build", "do_build", is_flag=True, help="compile the emitted Ascend C (needs --backend host)")
+@click.option("--backend", default="interp", type=click.Choice(list(BACKENDS)), show_default=True,
+              help="interp: the torch interpreter; host: emitted Ascend C compiled with g++ on the CPU model")
+@click.option("--soc", default=DEFAULT_SOC, type=click.Choice(list(SOCS), case_sensitive=False), show_default=True,
+              help="the SoC whose memory sizes bound the emitted buffers (UB budget)")
 @click.option("--kernel", "kernel_name", help="the kernel to use when the file has several")
 @click.option("--merge-loop1", is_flag=True, help="merge consecutive loop(1) regions (the PTO012 fix)")
 @click.option("--no-spans", is_flag=True, help="leave source locations out of the printed IR")
-def main(file, emit, output, do_run, backend, kernel_name, merge_loop1, no_spans) -> None:
+def main(file, emit, output, do_run, do_build, backend, soc, kernel_name, merge_loop1, no_spans) -> None:
     """Lower the PyPTO kernel in FILE to the control/compute IR."""
     from pypto_ast import pipeline
 
-    if not emit and not do_run:
+    soc = soc.lower()
+    if do_build and backend != "host":
+        raise click.UsageError("--build needs --backend host")
+    if sum(map(bool, (emit, do_run, do_build))) > 1:
+        raise click.UsageError("choose one of --emit, --run, --build")
+    if emit == "ascendc" and not output:
+        raise click.UsageError("--emit ascendc writes several files: give the directory with -o DIR")
+    if not emit and not do_run and not do_build:
         emit = "ir"
     try:
         module = pipeline.load_module(file)
@@ -85,9 +103,18 @@ def main(file, emit, output, do_run, backend, kernel_name, merge_loop1, no_spans
             from pypto_ast.runner import run_and_compare
 
             code = run_and_compare(module, kernel, inputs, backend=backend, merge_loop1=merge_loop1,
-                                   echo=click.echo)
+                                   echo=click.echo, soc=soc)
             raise SystemExit(code)
         program = pipeline.lower(kernel, inputs, merge_loop1=merge_loop1)
+        if do_build:
+            library = pipeline.build_host(program, soc=soc, out_dir=output)
+            click.echo(f"built {program.name} for {soc} (host backend): {_display(str(library))}")
+            return
+        if emit == "ascendc":
+            files = pipeline.emit(program, "ascendc", soc=soc)
+            for path in pipeline.write_files(files, output):
+                click.echo(f"wrote {_display(path)}")
+            return
         text = pipeline.emit(program, emit, spans=not no_spans, source_path=file)
     except pipeline.KernelErrors as exc:
         path = exc.path or file

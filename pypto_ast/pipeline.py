@@ -156,12 +156,96 @@ def bind_call(kernel: frontend.Kernel, args: tuple, kwargs: dict) -> dict:
     return dict(inspect.signature(kernel.func).bind(*args, **kwargs).arguments)
 
 
-def run(program, inputs: dict, backend: str = "interp") -> Any:
-    if backend != "interp":
-        raise PipelineError(f"unknown backend {backend!r} (available: interp)")
-    from .torch_interp import run_program
+BACKENDS = ("interp", "host")
 
-    return run_program(program, inputs)
+
+def run(program, inputs: dict, backend: str = "interp", *, soc: Optional[str] = None,
+        stats: Optional[dict] = None) -> Any:
+    """Run ``program`` on ``backend``: ``interp`` (the torch interpreter) or ``host`` (emitted
+    Ascend C built with g++ against our CPU kernel_operator.h; outputs are written in place and
+    None is returned).  For ``host``, ``stats`` (if given) receives the GM traffic
+    (``gm_to_ub_bytes``, ``ub_to_gm_bytes``, ``*_calls``) and ``min_bytes`` (every tensor the
+    kernels read, read once, plus every tensor they write, written once).  Constructs the host backend does not
+    support, a plan over the ``soc``'s UB budget and device faults raise ``KernelErrors``."""
+    if backend == "interp":
+        from .torch_interp import run_program
+
+        return run_program(program, inputs)
+    if backend != "host":
+        raise PipelineError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)})")
+    from .emit.build import BuildError
+    from .emit.host_backend import HostRunError, run_host
+
+    files = emit(program, "ascendc", soc=soc)
+    try:
+        traffic = run_host(program, inputs, files=files)
+    except HostRunError as exc:
+        raise KernelErrors([(f"host backend: {exc}", getattr(exc, "span", None))], None) from None
+    except BuildError as exc:
+        raise PipelineError(f"building the host library failed: {exc}") from None
+    except ValueError as exc:
+        raise PipelineError(f"host backend: {exc}") from None
+    if stats is not None:
+        stats.update(traffic)
+        stats["min_bytes"] = min_traffic(program, files)
+    return None
+
+
+def min_traffic(program, files: dict) -> int:
+    """Bytes of GM traffic if every tensor a kernel reads is read once and every tensor it
+    writes is written once (from the manifest's per-kernel regions)."""
+    import json
+
+    manifest = json.loads(files["manifest.json"])
+    size = {"fp32": 4, "fp16": 2, "bf16": 2, "int32": 4, "int8": 1}
+    params = {p.name: p for p in program.params}
+    read, written = set(), set()
+    for k in manifest["kernels"]:
+        for r in k["tiling"]:
+            (read if r["dir"] == "in" else written).add(r["tensor"])
+
+    def nbytes(name):
+        t = params[name].type
+        n = 1
+        for d in t.shape:
+            n *= int(getattr(d, "value", d))
+        return n * size.get(t.dtype, 4)
+
+    return sum(nbytes(n) for n in read) + sum(nbytes(n) for n in written)
+
+
+def build_host(program, *, soc: Optional[str] = None, out_dir: Optional[str] = None):
+    """Emit and compile the host library; with ``out_dir`` the sources, manifest and the
+    library (``lib<program>.so``) are written there.  Returns the library path."""
+    import shutil
+    from pathlib import Path
+
+    from .emit.build import BuildError, build_host_library
+    from .emit.host_backend import HEADER_DIR
+
+    files = emit(program, "ascendc", soc=soc)
+    try:
+        lib = build_host_library({n: t for n, t in files.items() if n.endswith(".cpp")}, include_dirs=[HEADER_DIR])
+    except BuildError as exc:
+        raise PipelineError(f"building the host library failed: {exc}") from None
+    if out_dir is None:
+        return Path(lib)
+    write_files(files, out_dir)
+    dest = Path(out_dir) / f"lib{program.name}.so"
+    shutil.copyfile(lib, dest)
+    return dest
+
+
+def write_files(files: dict, out_dir: str) -> list:
+    """Write ``{name: text}`` into ``out_dir`` (created if needed); return the paths written."""
+    os.makedirs(out_dir, exist_ok=True)
+    written = []
+    for name, text in sorted(files.items()):
+        path = os.path.join(out_dir, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        written.append(path)
+    return written
 
 
 def call_kernel(kernel: frontend.Kernel, args: tuple, kwargs: dict, backend: str = "interp") -> Any:
@@ -170,8 +254,11 @@ def call_kernel(kernel: frontend.Kernel, args: tuple, kwargs: dict, backend: str
     return run(lower(kernel, inputs), inputs, backend)
 
 
-def emit(program, what: str, *, spans: bool = True, source_path: Optional[str] = None) -> str:
-    """Text of a stage: ``ir`` (the printer), ``python`` (explicit PyPTO), ``dot`` (graphviz)."""
+def emit(program, what: str, *, spans: bool = True, source_path: Optional[str] = None,
+         soc: Optional[str] = None):
+    """Text of a stage: ``ir`` (the printer), ``python`` (explicit PyPTO), ``dot`` (graphviz);
+    ``ascendc`` returns ``{file name: text}`` (kernels, control.cpp, manifest.json) after
+    checking every block's UB plan against ``soc`` (default ascend910b)."""
     if what == "ir":
         from .transforms.printer import print_program
 
@@ -184,4 +271,24 @@ def emit(program, what: str, *, spans: bool = True, source_path: Optional[str] =
         from .transforms.dot import program_to_dot
 
         return program_to_dot(program)
+    if what == "ascendc":
+        import json
+
+        from .emit import soc as socs
+        from .emit.ascendc import EmitError, emit_program
+
+        try:
+            chip = socs.get_soc(soc)
+        except KeyError as exc:
+            raise PipelineError(str(exc.args[0]), source_path) from None
+        try:
+            files = emit_program(program)
+        except EmitError as exc:
+            raise KernelErrors([(exc.message, exc.span)], source_path) from None
+        except Exception as exc:  # the emitter's own bug: could not run
+            raise PipelineError(f"the Ascend C emitter failed: {type(exc).__name__}: {exc}", source_path) from None
+        findings = socs.check_plan(json.loads(files["manifest.json"]), chip, program)
+        if findings:
+            raise KernelErrors(findings, source_path)
+        return files
     raise PipelineError(f"unknown emitter {what!r}")

@@ -6,7 +6,7 @@ Exit status: 0 all outputs match, 1 one differs, 2 it could not run.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
 from . import pipeline
 
@@ -25,7 +25,7 @@ def _clone(value):
 
 
 def run_and_compare(module, kernel, inputs: dict, *, backend: str = "interp", merge_loop1: bool = False,
-                    echo: Callable[[str], None] = print) -> int:
+                    echo: Callable[[str], None] = print, soc: Optional[str] = None) -> int:
     import torch
 
     if not hasattr(module, "reference"):
@@ -33,9 +33,27 @@ def run_and_compare(module, kernel, inputs: dict, *, backend: str = "interp", me
                                      getattr(module, "__file__", None))
     pristine = {k: _clone(v) for k, v in inputs.items()}
     program = pipeline.lower(kernel, inputs, merge_loop1=merge_loop1)
+    stats: dict = {}
     try:
-        returned = pipeline.run(program, inputs, backend)
+        if backend == "host":
+            returned = pipeline.run(program, inputs, backend, soc=soc, stats=stats)
+        else:
+            returned = pipeline.run(program, inputs, backend)
+    except pipeline.KernelErrors as exc:
+        if backend != "host":
+            raise pipeline.KernelErrors([(f"{backend} backend: {exc}", getattr(exc, "span", None))],
+                                        getattr(module, "__file__", None)) from None
+        # host errors come located already (emit errors, the UB budget, device faults)
+        raise pipeline.KernelErrors(exc.findings, exc.path or getattr(module, "__file__", None)) from None
+    except pipeline.PipelineError as exc:
+        if backend == "host":  # build failure, bad inputs: could not run (exit 2)
+            raise
+        raise pipeline.KernelErrors([(f"{backend} backend: {exc}", getattr(exc, "span", None))],
+                                    getattr(module, "__file__", None)) from None
     except Exception as exc:  # the backend's own error (e.g. InterpError) -> located diagnostic
+        if backend == "host":  # HostRunError/EmitError arrive as KernelErrors: anything else is our bug
+            raise pipeline.PipelineError(f"host backend failed: {type(exc).__name__}: {exc}",
+                                         getattr(module, "__file__", None)) from None
         span = getattr(exc, "span", None)
         raise pipeline.KernelErrors([(f"{backend} backend: {exc}", span)], getattr(module, "__file__", None)) from None
     expected = module.reference(**pristine)
@@ -53,6 +71,11 @@ def run_and_compare(module, kernel, inputs: dict, *, backend: str = "interp", me
     tolerance = getattr(module, "TOLERANCE", None)
     failed = False
     echo(f"backend: {backend}  kernel: {kernel.__name__}  paths: {program.paths}")
+    if "min_bytes" in stats:
+        moved = stats["gm_to_ub_bytes"] + stats["ub_to_gm_bytes"]
+        ratio = moved / stats["min_bytes"] if stats["min_bytes"] else float("nan")
+        echo(f"  GM traffic: {moved} B (GM->UB {stats['gm_to_ub_bytes']} B, UB->GM {stats['ub_to_gm_bytes']} B); "
+             f"minimum {stats['min_bytes']} B; ratio {ratio:.2f}")
     for name, want in expected.items():
         got = actual[name]
         rtol, atol = tolerance or DEFAULT_TOLERANCE.get(str(want.dtype), (1e-5, 1e-5))

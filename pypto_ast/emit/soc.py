@@ -1,0 +1,114 @@
+"""On-chip memory sizes per SoC (ascendc.md §1.2) and the emit-time UB budget check.
+
+The emitter (``ascendc.emit_program``) picks each block's row tile and reports its buffer plan
+in ``manifest.json`` (``shape``, ``tile_rows``, ``ub_bytes`` = both buffers of every
+double-buffered queue plus the temp slots).  :func:`check_plan` reads that manifest and turns a
+plan that cannot fit the SoC's UB — or a vector tile the kernel asked for that cannot, which
+the emitter would otherwise shrink silently — into a located diagnostic naming the tile shape
+to change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+KIB = 1024
+
+
+@dataclass(frozen=True)
+class Soc:
+    name: str
+    product: str
+    npu_arch: int
+    ub: int  # per AIV
+    l1: int  # per AIC
+    l0a: int
+    l0b: int
+    l0c: int
+    ub_reserved: int  # framework reserve (256 B) + API scratch at the top of UB (8 KiB)
+    vector_cores: int
+
+    @property
+    def ub_budget(self) -> int:
+        """Bytes of TPipe buffers an AIV kernel may allocate (184 KiB on 2201)."""
+        return self.ub - self.ub_reserved
+
+
+# ascendc.md §1.2 (memories on A2) and §12.1: A3 (Ascend910_93xx) is the same __NPU_ARCH__ 2201
+# with the same per-core memories.  Vector cores: the smaller A2 SKUs (910B3/B4) have 40 AIV.
+_A2201 = dict(npu_arch=2201, ub=192 * KIB, l1=512 * KIB, l0a=64 * KIB, l0b=64 * KIB, l0c=128 * KIB,
+              ub_reserved=8 * KIB, vector_cores=40)
+SOCS = {
+    "ascend910b": Soc("ascend910b", "Atlas A2 (Ascend910B1..B4)", **_A2201),
+    "ascend910_93": Soc("ascend910_93", "Atlas A3 (Ascend910_93xx)", **_A2201),
+}
+DEFAULT_SOC = "ascend910b"
+
+
+def get_soc(name: Optional[str] = None) -> Soc:
+    key = (name or DEFAULT_SOC).lower()
+    if key not in SOCS:
+        raise KeyError(f"unknown SoC {name!r} (known: {', '.join(SOCS)})")
+    return SOCS[key]
+
+
+def _kib(n: int) -> str:
+    return f"{n / KIB:.1f} KiB" if n % KIB else f"{n // KIB} KiB"
+
+
+def _requested_tile(program, block_name: str):
+    """The vector tile shape the kernel set for this block's ops, and the first op's span."""
+    if program is None:
+        return None, None
+    from ..transforms import ir
+
+    for block in ir.blocks(program):
+        if block.name != block_name:
+            continue
+        for op in block.ops:
+            if op.tile is not None:
+                return tuple(op.tile), op.span
+        return None, (block.ops[0].span if block.ops else None)
+    return None, None
+
+
+def _emitter_rows(want: int, rows: int) -> int:
+    """The row tile the emitter starts from for a requested tile of ``want`` rows."""
+    tr = max(1, min(want, rows))
+    while rows % tr:
+        tr -= 1
+    return tr
+
+
+def check_plan(manifest: dict, soc: Soc | str | None = None, program=None) -> list:
+    """Return findings ``[(message, ir.Span or None)]`` for blocks whose double-buffered UB plan
+    does not fit ``soc``'s UB budget.  ``program`` (the lowered Program) supplies the tile shape
+    the kernel asked for and its source location."""
+    soc = soc if isinstance(soc, Soc) else get_soc(soc)
+    budget = soc.ub_budget
+    findings = []
+    for k in manifest.get("kernels", []):
+        rows, cols = k["shape"]
+        tile_rows, planned = int(k["tile_rows"]), int(k["ub_bytes"])
+        per_row = planned // max(1, tile_rows)  # the plan is linear in the row tile
+        tile, span = _requested_tile(program, k["block"])
+        want_rows = _emitter_rows(tile[0], rows) if tile else tile_rows
+        need = max(planned, want_rows * per_row)
+        if need <= budget:
+            continue
+        fit = budget // per_row if per_row else 0
+        divisors = [d for d in range(1, rows + 1) if rows % d == 0 and d <= fit]
+        shape = list(tile) if tile else [want_rows, cols]
+        what = f"vector tile {shape}" if tile else f"row tile [{want_rows}, {cols}]"
+        if divisors:
+            hint = (f"use at most {fit} rows per tile, e.g. pypto.set_vec_tile_shapes({divisors[-1]}, "
+                    f"{shape[1] if len(shape) > 1 else cols})")
+        else:
+            hint = f"even one row of {cols} elements needs {_kib(per_row)}: split the last dimension"
+        findings.append((
+            f"UB budget: block {k['block']} with {what} needs {_kib(need)} of UB with double buffering "
+            f"({_kib(per_row)} per row of {cols}), over the {_kib(budget)} per AIV of {soc.name} "
+            f"({_kib(soc.ub)} UB minus {_kib(soc.ub_reserved)} reserved); change the tile shape {shape}: {hint}",
+            span))
+    return findings

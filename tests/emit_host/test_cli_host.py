@@ -1,0 +1,204 @@
+"""``pypto-transpile`` with the host backend: --emit ascendc -o DIR, --build, --run --backend host,
+the UB budget check (emit/soc.py) and --soc."""
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from cli.transpile import main
+from pypto_ast import knobs
+from pypto_ast.emit import soc
+
+needs_cxx = pytest.mark.skipif(
+    shutil.which(knobs.cxx) is None,
+    reason=f"C++ compiler {knobs.cxx!r} not on PATH (set PYPTO_AST_CXX): the host build needs one",
+)
+
+CHAIN = '''
+import pypto
+import torch
+F32 = pypto.DT_FP32
+
+@pypto.frontend.jit
+def chain(x: pypto.Tensor((64, 256), F32), y: pypto.Tensor((64, 256), F32),
+          out: pypto.Tensor((64, 256), F32)):
+    pypto.set_vec_tile_shapes(TILE_ROWS, 256)
+    a = x + y
+    b = OP(a * 0.5)
+    out[:] = b - y
+
+def example_inputs():
+    g = torch.Generator().manual_seed(0)
+    return {"x": torch.randn(64, 256, generator=g), "y": torch.randn(64, 256, generator=g),
+            "out": torch.zeros(64, 256)}
+
+def reference(x, y, out):
+    return {"out": TORCH_OP((x + y) * 0.5) - y}
+'''
+
+
+def _kernel(tmp_path, name="chain.py", tile_rows=16, op="pypto.exp", torch_op="torch.exp"):
+    path = tmp_path / name
+    path.write_text(CHAIN.replace("TILE_ROWS", str(tile_rows)).replace("TORCH_OP", torch_op).replace("OP", op))
+    return path
+
+
+def _invoke(*args):
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    # click >= 8.2 keeps stderr apart; older versions mix it into output
+    err = getattr(result, "stderr", "") if getattr(result, "stderr_bytes", None) is not None else ""
+    return result.exit_code, result.output, err
+
+
+def test_emit_ascendc_writes_the_files(tmp_path):
+    kernel = _kernel(tmp_path)
+    out = tmp_path / "gen"
+    code, output, _ = _invoke(kernel, "--emit", "ascendc", "-o", out)
+    assert code == 0, output
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["b0.cpp", "control.cpp", "manifest.json"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["program"] == "chain" and manifest["outputs"] == ["out"]
+    assert "pypto_run" in (out / "control.cpp").read_text()
+    assert "wrote" in output
+
+
+def test_emit_ascendc_needs_an_output_directory(tmp_path):
+    code, output, err = _invoke(_kernel(tmp_path), "--emit", "ascendc")
+    assert code == 2
+    assert "-o DIR" in output + err
+
+
+@needs_cxx
+def test_run_host_matches_reference_with_minimal_traffic(tmp_path):
+    code, output, _ = _invoke(_kernel(tmp_path), "--run", "--backend", "host")
+    assert code == 0, output
+    assert "backend: host" in output
+    assert "ratio 1.00" in output
+    assert "minimum 196608 B" in output
+    assert "out: ok" in output
+
+
+def test_run_interp_prints_no_traffic(tmp_path):
+    code, output, _ = _invoke(_kernel(tmp_path), "--run")
+    assert code == 0, output
+    assert "backend: interp" in output and "GM traffic" not in output
+
+
+@needs_cxx
+def test_build_host_reports_the_library(tmp_path):
+    out = tmp_path / "lib"
+    code, output, _ = _invoke(_kernel(tmp_path), "--build", "--backend", "host", "-o", out)
+    assert code == 0, output
+    assert (out / "libchain.so").is_file() and (out / "manifest.json").is_file()
+    assert "libchain.so" in output
+    code, output, _ = _invoke(_kernel(tmp_path), "--build", "--backend", "host")
+    assert code == 0 and "lib.so" in output
+
+
+def test_build_needs_the_host_backend(tmp_path):
+    code, output, err = _invoke(_kernel(tmp_path), "--build")
+    assert code == 2 and "--backend host" in output + err
+
+
+@pytest.mark.parametrize("args", [("--run", "--backend", "host"), ("--emit", "ascendc", "-o", "gen")])
+def test_unsupported_op_is_a_located_error(tmp_path, args):
+    kernel = _kernel(tmp_path, "sig.py", op="pypto.sigmoid", torch_op="torch.sigmoid")
+    args = tuple(str(tmp_path / a) if a == "gen" else a for a in args)
+    code, output, err = _invoke(kernel, *args)
+    assert code == 1, output
+    text = output + err
+    assert "op 'sigmoid'" in text
+    assert "sig.py:11:9" in text and "^^^^" in text
+
+
+BRANCH = '''
+import pypto
+import torch
+F32 = pypto.DT_FP32
+
+@pypto.frontend.jit
+def br(x: pypto.Tensor((64, 256), F32), out: pypto.Tensor((64, 256), F32)):
+    pypto.set_vec_tile_shapes(16, 256)
+    for k in pypto.loop(2, name="l", idx_name="k"):
+        if k == 0:
+            out[:] = x + 1.0
+        else:
+            out[:] = x * 2.0
+
+def example_inputs():
+    return {"x": torch.ones(64, 256), "out": torch.zeros(64, 256)}
+
+def reference(x, out):
+    return {"out": x * 2.0}
+'''
+
+
+def test_branch_is_a_located_error(tmp_path):
+    kernel = tmp_path / "br.py"
+    kernel.write_text(BRANCH)
+    code, output, err = _invoke(kernel, "--run", "--backend", "host")
+    assert code == 1, output
+    text = output + err
+    assert "branch (if/else)" in text and "br.py:10:12" in text and "^^^^^^" in text
+    code, output, _ = _invoke(kernel, "--run")  # the interpreter runs it
+    assert code == 0, output
+
+
+@pytest.mark.parametrize("args", [("--run", "--backend", "host"), ("--emit", "ascendc", "-o", "gen")])
+def test_tile_over_the_ub_budget_names_the_tile(tmp_path, args):
+    kernel = _kernel(tmp_path, "big.py", tile_rows=64)
+    args = tuple(str(tmp_path / a) if a == "gen" else a for a in args)
+    code, output, err = _invoke(kernel, *args)
+    assert code == 1, output
+    text = output + err
+    assert "UB budget" in text and "[64, 256]" in text and "184 KiB" in text
+    assert "set_vec_tile_shapes(16, 256)" in text
+    assert "big.py:10:9" in text
+    assert not (tmp_path / "gen").exists()
+
+
+def test_tile_over_budget_still_runs_on_interp(tmp_path):
+    code, output, _ = _invoke(_kernel(tmp_path, "big.py", tile_rows=64), "--run")
+    assert code == 0, output
+
+
+@needs_cxx
+@pytest.mark.parametrize("name", ["ascend910b", "ascend910_93", "ASCEND910B"])
+def test_soc_accepted_values(tmp_path, name):
+    code, output, _ = _invoke(_kernel(tmp_path), "--run", "--backend", "host", "--soc", name)
+    assert code == 0, output
+
+
+def test_soc_unknown_is_a_usage_error(tmp_path):
+    code, output, err = _invoke(_kernel(tmp_path), "--run", "--backend", "host", "--soc", "ascend310p")
+    assert code == 2 and "--soc" in output + err
+
+
+def test_soc_table_matches_the_reference():
+    a2 = soc.get_soc()
+    assert a2.name == soc.DEFAULT_SOC == "ascend910b"
+    assert (a2.ub, a2.l1, a2.l0a, a2.l0b, a2.l0c) == (192 * 1024, 512 * 1024, 64 * 1024, 64 * 1024, 128 * 1024)
+    assert a2.ub_budget == 184 * 1024
+    with pytest.raises(KeyError):
+        soc.get_soc("nope")
+
+
+def test_check_plan_reads_the_manifest():
+    manifest = {"kernels": [{"block": "b0", "shape": [64, 256], "tile_rows": 16, "ub_bytes": 16 * 7168}]}
+    assert soc.check_plan(manifest) == []
+    too_big = {"kernels": [{"block": "b0", "shape": [64, 256], "tile_rows": 32, "ub_bytes": 32 * 7168}]}
+    [(message, span)] = soc.check_plan(too_big, "ascend910b")
+    assert "[32, 256]" in message and "set_vec_tile_shapes(16, 256)" in message and span is None
+
+
+def test_readme_lists_the_host_commands():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    for flag in ("--emit ascendc -o", "--build --backend host", "--run --backend host", "--soc"):
+        assert flag in readme, flag
+
+
