@@ -20,7 +20,7 @@ from pypto_ast.cli.runner import Mode, Report, lint_data, lint_paths
 from pypto_ast.config import ConfigError, Overrides, display_path, normalize_code, resolve
 from pypto_ast.diagnostics import Applicability, Diagnostic, Severity
 from pypto_ast.files import PathError, discover
-from pypto_ast.render import FORMATS, applicable, render, render_concise, render_statistics
+from pypto_ast.render import FORMATS, render, render_concise, render_statistics
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 
@@ -222,7 +222,7 @@ def _summary(reports: list[Report], remaining: list[Diagnostic], mode: Mode) -> 
             lines.append(f"Found {_errors(total)} ({fixed} fixed, {len(remaining)} remaining).")
         else:
             lines.append(f"Found {_errors(total)}.")
-            fixable = sum(1 for d in remaining if applicable(d, mode.unsafe))
+            fixable = sum(1 for d in remaining if d.fix_applies(mode.unsafe))
             if fixable:
                 lines.append(f"[*] {fixable} fixable with --fix.")
     if hidden:

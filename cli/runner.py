@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from pypto_ast.diagnostics import Diagnostic, Pos, Severity, Span
 from pypto_ast.files import StaleFileError, encode_text, write_atomic
-from pypto_ast.render import applicable, unified_diff
+from pypto_ast.render import unified_diff
 from pypto_ast.settings import Settings
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def lint_data(data: bytes, path: str, settings: Settings, mode: Mode, *, write: 
     from pypto_ast.analysis import engine
 
     result = engine.lint_bytes(data, path, settings)
-    if not mode.fixing or result.text is None or not any(applicable(d, mode.unsafe) for d in result.diagnostics):
+    if not mode.fixing or result.text is None or not any(d.fix_applies(mode.unsafe) for d in result.diagnostics):
         return Report(path, result, fixed_bytes=data if mode.fixing else None)
     try:
         from pypto_ast.transforms.fixer import fix_text

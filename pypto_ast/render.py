@@ -41,10 +41,6 @@ class RuleInfo(Protocol):
     def docs(self) -> str: ...
 
 
-def applicable(diag: Diagnostic, unsafe: bool) -> bool:
-    return diag.fix_applies(unsafe)
-
-
 def rule_url(code: str) -> str:
     return f"docs/rules.md#{code.lower()}"
 
@@ -274,7 +270,7 @@ def to_sarif(diagnostics: Sequence[Diagnostic], rules: Iterable[RuleInfo]) -> di
 def render_statistics(diagnostics: Sequence[Diagnostic], *, unsafe: bool = False, as_json: bool = False) -> str:
     """Counts per code, most frequent first, with how many of each ``--fix`` would repair."""
     counts = Counter(d.code for d in diagnostics)
-    fixable = Counter(d.code for d in diagnostics if applicable(d, unsafe))
+    fixable = Counter(d.code for d in diagnostics if d.fix_applies(unsafe))
     names = {d.code: d.name for d in diagnostics}
     rows = sorted(counts, key=lambda c: (-counts[c], c))
     if as_json:

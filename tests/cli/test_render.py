@@ -6,7 +6,7 @@ import json
 
 from pypto_ast.diagnostics import Applicability, Diagnostic, Edit, Fix, Note, Pos, Severity, Span
 from pypto_ast.render import (
-    applicable, render, render_full, render_github, render_statistics, to_sarif, unified_diff,
+    render, render_full, render_github, render_statistics, to_sarif, unified_diff,
 )
 
 
@@ -167,8 +167,8 @@ def test_applicable():
     safe = diag(1, 0, 1, 1, fix=Fix("t", Applicability.SAFE, (Edit(Pos(1, 0), Pos(1, 1), "z"),)))
     unsafe = diag(1, 0, 1, 1, fix=Fix("t", Applicability.UNSAFE, (Edit(Pos(1, 0), Pos(1, 1), "z"),)))
     display = diag(1, 0, 1, 1, fix=Fix("t", Applicability.DISPLAY_ONLY, ()))
-    assert applicable(safe, False) and not applicable(unsafe, False) and applicable(unsafe, True)
-    assert not applicable(display, True) and not applicable(diag(1, 0, 1, 1), True)
+    assert safe.fix_applies(False) and not unsafe.fix_applies(False) and unsafe.fix_applies(True)
+    assert not display.fix_applies(True) and not diag(1, 0, 1, 1).fix_applies(True)
 
 
 def test_statistics_empty():
