@@ -452,7 +452,7 @@ class _BlockEmitter:
             r.field_index = i
         cls = f"PyptoKernel_{self.name}"
         tiling = f"PyptoTiling_{self.name}"
-        tr, cols = self.tile_rows, self.cols
+        tr = self.tile_rows
         ntiles = -(-self.rows // tr)
         last = self.rows - (ntiles - 1) * tr
         self.tail = last != tr  # short last tile: CopyIn/Compute/CopyOut take its row count nr

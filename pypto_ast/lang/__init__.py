@@ -245,6 +245,6 @@ def function(name, *tensors):
     return _active("function").legacy_function(name, tensors)
 
 
-from . import frontend  # noqa: E402  (needs the names above)
+from . import frontend  # noqa: E402,F401  (needs the names above; re-exported as pypto.frontend)
 
 __all__ = [n for n in dir() if not n.startswith("_")]
