@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..transforms import ir
+from .errors import EmitError, unsupported as _unsupported
 
 UB_BUDGET = 184 * 1024  # emitter budget (ascendc.md §1.2 / §15)
 MAX_CORES = 40  # AIV cores on A2 (910B)
@@ -49,22 +50,6 @@ UNARY = {"exp": "Exp", "abs": "Abs", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "reciproc
          "relu": "Relu"}
 REDUCE = {"sum": "ReduceSum", "amax": "ReduceMax", "amin": "ReduceMin"}
 ROUND_MODES = ("CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC", "CAST_ODD")
-
-
-class EmitError(Exception):
-    """The program is outside what the emitter supports; ``span`` locates the cause."""
-
-    def __init__(self, message: str, span: Optional[ir.Span] = None):
-        super().__init__(message)
-        self.message, self.span = message, span
-
-    def __str__(self) -> str:
-        where = f" (line {self.span.line})" if self.span else ""
-        return f"{self.message}{where}"
-
-
-def _unsupported(what: str, span=None):
-    raise EmitError(f"{what}: the host backend does not support it yet", span)
 
 
 def _const_int(e, span, what):

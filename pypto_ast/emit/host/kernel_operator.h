@@ -1787,4 +1787,7 @@ __aicore__ inline void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>
 
 }  // namespace AscendC
 
+// Cube unit (AIC): L1/L0 buffers, Nd2Nz DataCopy, LoadData, Mmad, Fixpipe.
+#include "pypto_host_cube.h"
+
 #endif  // PYPTO_HOST_KERNEL_OPERATOR_H
