@@ -178,7 +178,7 @@ def run(program, inputs: dict, backend: str = "interp", *, soc: Optional[str] = 
 
     files = emit(program, "ascendc", soc=soc)
     try:
-        traffic = run_host(program, inputs, files=files)
+        result = run_host(program, inputs, files=files)
     except HostRunError as exc:
         raise KernelErrors([(f"host backend: {exc}", getattr(exc, "span", None))], None) from None
     except BuildError as exc:
@@ -186,32 +186,8 @@ def run(program, inputs: dict, backend: str = "interp", *, soc: Optional[str] = 
     except ValueError as exc:
         raise PipelineError(f"host backend: {exc}") from None
     if stats is not None:
-        stats.update(traffic)
-        stats["min_bytes"] = min_traffic(program, files)
-    return None
-
-
-def min_traffic(program, files: dict) -> int:
-    """Bytes of GM traffic if every tensor a kernel reads is read once and every tensor it
-    writes is written once (from the manifest's per-kernel regions)."""
-    import json
-
-    manifest = json.loads(files["manifest.json"])
-    size = {"fp32": 4, "fp16": 2, "bf16": 2, "int32": 4, "int8": 1}
-    params = {p.name: p for p in program.params}
-    read, written = set(), set()
-    for k in manifest["kernels"]:
-        for r in k["tiling"]:
-            (read if r["dir"] == "in" else written).add(r["tensor"])
-
-    def nbytes(name):
-        t = params[name].type
-        n = 1
-        for d in t.shape:
-            n *= int(getattr(d, "value", d))
-        return n * size.get(t.dtype, 4)
-
-    return sum(nbytes(n) for n in read) + sum(nbytes(n) for n in written)
+        stats.update({k: v for k, v in result.items() if k != "returned"})
+    return result["returned"]
 
 
 def build_host(program, *, soc: Optional[str] = None, out_dir: Optional[str] = None):

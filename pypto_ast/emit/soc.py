@@ -73,14 +73,6 @@ def _requested_tile(program, block_name: str):
     return None, None
 
 
-def _emitter_rows(want: int, rows: int) -> int:
-    """The row tile the emitter starts from for a requested tile of ``want`` rows."""
-    tr = max(1, min(want, rows))
-    while rows % tr:
-        tr -= 1
-    return tr
-
-
 def check_plan(manifest: dict, soc: Soc | str | None = None, program=None) -> list:
     """Return findings ``[(message, ir.Span or None)]`` for blocks whose double-buffered UB plan
     does not fit ``soc``'s UB budget.  ``program`` (the lowered Program) supplies the tile shape
@@ -89,26 +81,26 @@ def check_plan(manifest: dict, soc: Soc | str | None = None, program=None) -> li
     budget = soc.ub_budget
     findings = []
     for k in manifest.get("kernels", []):
+        if k.get("kind", "vector") != "vector":
+            continue
         rows, cols = k["shape"]
         tile_rows, planned = int(k["tile_rows"]), int(k["ub_bytes"])
+        if planned <= budget:
+            continue
+        tcols = k.get("tile", [tile_rows, cols])[1]
         per_row = planned // max(1, tile_rows)  # the plan is linear in the row tile
         tile, span = _requested_tile(program, k["block"])
-        want_rows = _emitter_rows(tile[0], rows) if tile else tile_rows
-        need = max(planned, want_rows * per_row)
-        if need <= budget:
-            continue
         fit = budget // per_row if per_row else 0
-        divisors = [d for d in range(1, rows + 1) if rows % d == 0 and d <= fit]
-        shape = list(tile) if tile else [want_rows, cols]
-        what = f"vector tile {shape}" if tile else f"row tile [{want_rows}, {cols}]"
-        if divisors:
-            hint = (f"use at most {fit} rows per tile, e.g. pypto.set_vec_tile_shapes({divisors[-1]}, "
-                    f"{shape[1] if len(shape) > 1 else cols})")
+        shape = list(tile) if tile else [tile_rows, tcols]
+        what = f"vector tile {shape}" if tile else f"row tile [{tile_rows}, {tcols}]"
+        if fit >= 1:
+            hint = (f"use at most {fit} rows per tile, e.g. pypto.set_vec_tile_shapes({fit}, "
+                    f"{shape[-1] if len(shape) > 1 else cols})")
         else:
-            hint = f"even one row of {cols} elements needs {_kib(per_row)}: split the last dimension"
+            hint = f"even one row of {tcols} elements needs {_kib(per_row)}: split the last dimension"
         findings.append((
-            f"UB budget: block {k['block']} with {what} needs {_kib(need)} of UB with double buffering "
-            f"({_kib(per_row)} per row of {cols}), over the {_kib(budget)} per AIV of {soc.name} "
+            f"UB budget: kernel {k['kernel']} of block {k['block']} with {what} needs {_kib(planned)} of UB with "
+            f"double buffering ({_kib(per_row)} per row of {tcols}), over the {_kib(budget)} per AIV of {soc.name} "
             f"({_kib(soc.ub)} UB minus {_kib(soc.ub_reserved)} reserved); change the tile shape {shape}: {hint}",
             span))
     return findings

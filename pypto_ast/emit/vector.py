@@ -1,0 +1,832 @@
+"""One vector kernel (AIV) per fused segment of a compute block.
+
+A ``Segment`` is a run of vector ops over one 2-D iteration shape ``[R, C]`` whose values are
+kept in UB: every input region is read from GM once per tile (``loads``), every region the
+segment writes is written once per tile (``stores``), and the chain in between is computed
+in UB with no GM round trip.  Each value has a *kind* relative to ``[R, C]``:
+
+* ``F`` full ``[R, C]`` — ``cpad`` elements per UB row (rows 32-byte aligned, ragged rows via
+  DataCopyPad);
+* ``R`` one value per row (``[R, 1]``, row reductions) — one 32-byte block per row;
+* ``C`` one row broadcast over rows (``[1, C]``) and ``S`` a single value (``[1, 1]``) —
+  loaded once per core into a TBuf, before the tile loop.
+
+``emit_segment`` renders the canonical double-buffered pipeline of ascendc.md §5.3: row tiles
+split round-robin over ``GetBlockIdx()/GetBlockNum()``, CopyIn / Compute / CopyOut.  The
+tiling struct carries, per GM region, its element offset, valid rows, valid cols and the
+buffer's element count (evaluated by the control program for each launch).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..transforms import ir
+from .errors import EmitError, unsupported
+from .gm import GVal
+
+CTYPE = {"fp32": "float", "fp16": "half", "int32": "int32_t"}
+ES = {"fp32": 4, "fp16": 2, "int32": 4, "bool": 1}
+MAX_CORES = 40  # AIV cores on A2 (910B)
+BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "maximum": "Max", "minimum": "Min"}
+COMPARE = {"gt": "GT", "ge": "GE", "lt": "LT", "le": "LE", "eq": "EQ", "ne": "NE"}
+SWAP_CMP = {"GT": "LT", "GE": "LE", "LT": "GT", "LE": "GE", "EQ": "EQ", "NE": "NE"}
+DIRECT_UNARY = {"exp": "Exp", "log": "Ln", "abs": "Abs", "sqrt": "Sqrt", "rsqrt": "Rsqrt",
+                "reciprocal": "Reciprocal", "relu": "Relu"}
+ROUNDING = {"floor": "CAST_FLOOR", "ceil": "CAST_CEIL", "round": "CAST_RINT", "trunc": "CAST_TRUNC"}
+REDUCE = {"sum": "ReduceSum", "amax": "ReduceMax", "amin": "ReduceMin"}
+COMPOSED_UNARY = ("neg", "sigmoid", "exp2", "expm1", "log2", "log10", "log1p", "sign", "lrelu", "clip")
+CREATION = ("full", "zeros", "ones")
+VECTOR_OPS = (set(BINARY) | set(COMPARE) | set(DIRECT_UNARY) | set(ROUNDING) | set(REDUCE)
+              | set(COMPOSED_UNARY) | set(CREATION) | {"cast", "where", "clone", "expand_clone", "prod", "pow"})
+ROUND_MODES = ("CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC", "CAST_ODD")
+
+
+@dataclass
+class Load:
+    key: str  # value name
+    gval: GVal
+    kind: str = "F"
+    field: int = -1
+
+
+@dataclass
+class Store:
+    key: str  # value name
+    gval: GVal
+    kind: str = "F"
+    field: int = -1
+
+
+@dataclass
+class Segment:
+    name: str  # kernel symbol
+    label: str  # "<block> seg <k>" for comments
+    shape: tuple = None  # (R, C)
+    loads: list = field(default_factory=list)
+    stores: list = field(default_factory=list)
+    ops: list = field(default_factory=list)  # compute ir.Op
+    shape2: dict = field(default_factory=dict)  # value -> (rows, cols)
+    dtype: dict = field(default_factory=dict)  # value -> dtype
+    vc: dict = field(default_factory=dict)  # value -> valid-cols C++ expression (set at emission)
+    written: set = field(default_factory=set)  # buffer names stored to
+    read: set = field(default_factory=set)  # buffer names loaded from
+    tile_rows: int = 0  # rows of the vector tile in effect (0: none set)
+    tile_cols: int = 0
+    span: object = None
+
+    def has(self, key: str) -> bool:
+        return key in self.dtype
+
+
+def _is_scalar(x) -> bool:
+    return isinstance(x, ir.Const) or (isinstance(x, (int, float)) and not isinstance(x, bool))
+
+
+def _sval(x):
+    return x.value if isinstance(x, ir.Const) else x
+
+
+def lit(v, dt: str, span=None) -> str:
+    """A C++ literal of the element type."""
+    if dt == "int32":
+        if float(v) != int(v):
+            unsupported(f"non-integer scalar {v} on int32", span)
+        return f"static_cast<int32_t>({int(v)})"
+    v = float(v)
+    if not math.isfinite(v):
+        return ("static_cast<half>(" if dt == "fp16" else "static_cast<float>(") + \
+            ("-" if v < 0 else "") + ("INFINITY" if not math.isnan(v) else "NAN") + ")"
+    s = repr(v)
+    if "e" not in s and "." not in s:
+        s += ".0"
+    return f"static_cast<half>({s}f)" if dt == "fp16" else f"{s}f"
+
+
+class SegmentEmitter:
+    def __init__(self, seg: Segment, source: str, line_directives: bool, budget: int):
+        self.s, self.source, self.lines_on, self.budget = seg, source, line_directives, budget
+
+    # -- planning ------------------------------------------------------------------------
+    def kind(self, key: str) -> str:
+        r, c = self.s.shape2[key]
+        R, Cc = self.s.shape
+        if (r, c) == (R, Cc):
+            return "F"
+        if c == 1 and r == R:
+            return "R"
+        if r == 1 and c == Cc:
+            return "C"
+        if (r, c) == (1, 1):
+            return "S"
+        raise EmitError(f"value %{key} of shape [{r}, {c}] inside a [{R}, {Cc}] kernel")
+
+    def plan(self):
+        s = self.s
+        R, Cc = s.shape
+        dts = set(s.dtype.values()) - {"bool"}
+        for d in dts:
+            if d not in CTYPE:
+                unsupported(f"dtype {d} in a vector kernel", s.span)
+        align = 32 // min([ES[d] for d in dts] + [4])
+        for ld in s.loads:
+            ld.kind = self.kind(ld.key)
+        for st in s.stores:
+            st.kind = self.kind(st.key)
+        kinds = {self.kind(k) for k in s.dtype}
+        row_ops = any(op.opcode in REDUCE or op.opcode in ("prod", "expand_clone") for op in s.ops)
+        # Column tiles only where no op needs whole rows (reductions, row/column broadcasts).
+        tc = Cc
+        if s.tile_cols and s.tile_cols < Cc and kinds <= {"F", "S"} and not row_ops:
+            tc = min(Cc, -(-s.tile_cols // align) * align)
+        self.tc = tc
+        self.cpad = -(-tc // align) * align
+        self.nct = -(-Cc // tc)
+        self.per_tile = [x for x in s.loads if x.kind in ("F", "R")]
+        self.once = [x for x in s.loads if x.kind in ("C", "S")]
+        if s.tile_rows:  # the tile the kernel asked for; soc.check_plan reports it if it does not fit
+            tr = max(1, min(s.tile_rows, R))
+            self._plan_ub(tr)
+        else:  # no tile set: the most rows that fit
+            tr = R
+            while True:
+                self._plan_ub(tr)
+                if self.ub_bytes <= self.budget or tr == 1:
+                    break
+                tr = max(1, min(tr - 1, tr * self.budget // max(1, self.ub_bytes)))
+        self.tr = tr
+        self.nrt = -(-R // tr)
+        self.ntiles = self.nrt * self.nct
+        return self
+
+    def stride(self, key_or_kind: str, dt: str) -> int:
+        k = key_or_kind if len(key_or_kind) == 1 and key_or_kind in "FRCS" else self.kind(key_or_kind)
+        return self.cpad if k in ("F", "C") else 32 // ES[dt]
+
+    def count(self, key: str, tr: int = None) -> int:
+        """Elements a count-form op covers for a value: the whole tile, rounded up to 256 B."""
+        tr = self.tr if tr is None else tr
+        dt = self.s.dtype[key]
+        k = self.kind(key)
+        n = (tr if k in ("F", "R") else 1) * self.stride(k, dt if dt != "bool" else "fp32")
+        es = ES.get(dt, 4) if dt != "bool" else 4
+        return -(-n * es // 256) * 256 // es
+
+    def _buf_bytes(self, kind: str, dt: str, tr: int) -> int:
+        rows = tr if kind in ("F", "R") else 1
+        n = rows * self.stride(kind, dt) * ES[dt]
+        return -(-n // 256) * 256
+
+    def _plan_ub(self, tr: int):
+        s = self.s
+        self.tr = tr
+        self.slot_bytes = -(-tr * self.cpad * 4 // 256) * 256
+        last_use = {}
+        for i, op in enumerate(s.ops):
+            for x in op.operands:
+                if isinstance(x, ir.Value):
+                    last_use[x.name] = i
+        for st in s.stores:
+            last_use[st.key] = len(s.ops)
+        out_home = {}
+        for st in s.stores:
+            if st.key not in out_home and self._can_home(st):
+                out_home[st.key] = st
+        home = {ld.key: ("in", ld) for ld in s.loads}
+        free, nslots = [], 0
+
+        def take():
+            nonlocal nslots
+            if free:
+                return free.pop()
+            nslots += 1
+            return nslots - 1
+
+        self.scratch = {}
+        for i, op in enumerate(s.ops):
+            res = op.results[0]
+            released = []
+            for x in op.operands:
+                if isinstance(x, ir.Value) and last_use.get(x.name) == i and home.get(x.name, ("",))[0] == "tmp":
+                    if home[x.name][1] not in released:
+                        released.append(home[x.name][1])
+            need = self._scratch_count(op)
+            self.scratch[i] = [take() for _ in range(need)]
+            if res in out_home and self.kind(res) == out_home[res].kind:
+                home[res] = ("out", out_home[res])
+            elif op.opcode == "clone" and isinstance(op.operands[0], ir.Value) and False:
+                pass
+            else:
+                home[res] = ("tmp", take())
+            free.extend(released)
+            free.extend(self.scratch[i])
+            if res not in last_use and home[res][0] == "tmp":
+                free.append(home[res][1])
+        self.home = home
+        self.nslots = nslots
+        q = 0
+        for ld in self.per_tile:
+            q += self._nbuf(len(self.per_tile)) * self._buf_bytes(ld.kind, ld.gval.dtype, tr)
+        for ld in self.once:
+            q += self._buf_bytes(ld.kind, ld.gval.dtype, tr)
+        for st in s.stores:
+            q += self._nbuf(len(s.stores)) * self._buf_bytes(st.kind if st.kind in ("F", "R") else "F", st.gval.dtype, tr)
+        self.work_bytes = max(256, -(-self.cpad * 4 * 2 // 256) * 256, self.slot_bytes if self._needs_full_work() else 0)
+        self.ub_bytes = q + nslots * self.slot_bytes + self.work_bytes
+
+    def _nbuf(self, n: int) -> int:
+        return 2 if n <= 4 else 1
+
+    def _can_home(self, st: Store) -> bool:
+        return st.kind in ("F", "R")
+
+    def _needs_full_work(self) -> bool:
+        return any(op.opcode in ("div", "sub", "where", "sign", "pow") or op.opcode in COMPARE for op in self.s.ops)
+
+    def _scratch_count(self, op) -> int:
+        code = op.opcode
+        if code in ("sign",):
+            return 3
+        if code in ("lrelu", "where", "sigmoid"):
+            return 2
+        if code == "add" or code == "sub":
+            alpha = op.attr("alpha")
+            if alpha is not None and float(alpha) != 1.0:
+                return 1
+        if code in ("pow",):
+            return 1
+        return 0
+
+    # -- rendering helpers ---------------------------------------------------------------
+    def ref(self, key: str) -> str:
+        kind, where = self.home[key]
+        if kind == "in":
+            return f"l{where.field}"
+        if kind == "out":
+            return f"o{where.field}"
+        dt = self.s.dtype[key]
+        ct = "uint8_t" if dt == "bool" else CTYPE[dt]
+        n = self.slot_bytes // (1 if dt == "bool" else ES[dt])
+        return f"tmp.GetWithOffset<{ct}>({n}, {where * self.slot_bytes})"
+
+    def scratch_ref(self, i: int, j: int, dt: str) -> str:
+        ct = "uint8_t" if dt == "bool" else CTYPE[dt]
+        n = self.slot_bytes // (1 if dt == "bool" else ES[dt])
+        return f"tmp.GetWithOffset<{ct}>({n}, {self.scratch[i][j] * self.slot_bytes})"
+
+    def work(self, dt: str, n_rows: int = 1) -> str:
+        return f"work.Get<{CTYPE[dt]}>()"
+
+    # -- emission ------------------------------------------------------------------------
+    def emit(self) -> tuple[str, dict]:
+        s = self.s
+        self.plan()
+        regions = s.loads + s.stores
+        for k, r in enumerate(regions):
+            r.field = k
+        self._vc_exprs()
+        tr, nt = self.tr, self.ntiles
+        R, Cc = s.shape
+        L = [f"// Generated by pypto-ast from {s.label} of {self.source}: {len(s.ops)} vector op(s) fused in UB, "
+             f"[{R}, {Cc}] in row tiles of {tr}.",
+             '#include "kernel_operator.h"', "",
+             "__aicore__ inline uint32_t PyptoMin(uint32_t a, uint32_t b) { return a < b ? a : b; }",
+             "// valid rows of a tile starting at row0 with nr rows, for a region of vr valid rows",
+             "__aicore__ inline uint16_t PyptoRows(int64_t vr, uint32_t row0, uint32_t nr)",
+             "{",
+             "    const int64_t left = vr - static_cast<int64_t>(row0);",
+             "    return static_cast<uint16_t>(left <= 0 ? 0 : (left < static_cast<int64_t>(nr) ? left : nr));",
+             "}", ""]
+        nf = len(regions)
+        L.append(f"// tiling: int64 x {4 * nf}; per GM region k: [4k] element offset, [4k+1] valid rows, "
+                 "[4k+2] valid cols, [4k+3] elements in the buffer")
+        for r in regions:
+            d = "in " if r in s.loads else "out"
+            L.append(f"//   region {r.field}: {d} @{r.gval.buf.name} [{r.gval.rows}, {r.gval.cols}] ld {r.gval.ld} "
+                     f"({r.kind})")
+        args = ", ".join(f"GM_ADDR t{r.field}" for r in regions)
+        cls = f"Kernel_{s.name}"
+        L += [f"class {cls} {{", "public:",
+              f"    __aicore__ inline void Init(AscendC::TPipe* p, {args}, GM_ADDR tiling)", "    {",
+              "        pipe = p;"]
+        for r in regions:
+            k = r.field
+            ct = CTYPE[r.gval.dtype]
+            L.append(f"        off{k} = static_cast<uint64_t>(((__gm__ int64_t*)tiling)[{4 * k}]);")
+            L.append(f"        vr{k} = static_cast<int64_t>(((__gm__ int64_t*)tiling)[{4 * k + 1}]);")
+            L.append(f"        vc{k} = static_cast<uint32_t>(((__gm__ int64_t*)tiling)[{4 * k + 2}]);")
+            L.append(f"        g{k}.SetGlobalBuffer((__gm__ {ct}*)t{k}, static_cast<uint64_t>(((__gm__ int64_t*)tiling)[{4 * k + 3}]));")
+        for r in self.per_tile:
+            L.append(f"        pipe->InitBuffer(q{r.field}, {self._nbuf(len(self.per_tile))}, "
+                     f"{self._buf_bytes(r.kind, r.gval.dtype, tr)});")
+        for r in self.once:
+            L.append(f"        pipe->InitBuffer(c{r.field}, {self._buf_bytes(r.kind, r.gval.dtype, tr)});")
+        for r in s.stores:
+            L.append(f"        pipe->InitBuffer(q{r.field}, {self._nbuf(len(s.stores))}, "
+                     f"{self._buf_bytes(r.kind if r.kind in ('F', 'R') else 'F', r.gval.dtype, tr)});")
+        if self.nslots:
+            L.append(f"        pipe->InitBuffer(tmp, {self.nslots * self.slot_bytes});")
+        L.append(f"        pipe->InitBuffer(work, {self.work_bytes});")
+        L += ["    }", "    __aicore__ inline void Process()", "    {"]
+        for r in self.once:
+            ct = CTYPE[r.gval.dtype]
+            L.append(f"        l{r.field} = c{r.field}.Get<{ct}>();")
+            L.append("        " + self._copy_in(r, "0", "1", cols0=True))
+        if self.once:
+            L.append("        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(0);")
+            L.append("        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(0);")
+        L.append(f"        for (uint32_t i = AscendC::GetBlockIdx(); i < {nt}u; i += AscendC::GetBlockNum()) {{")
+        if self.nct > 1:
+            L.append(f"            const uint32_t r0 = i / {self.nct}u * {tr}u, c0 = i % {self.nct}u * {self.tc}u;")
+        else:
+            L.append(f"            const uint32_t r0 = i * {tr}u, c0 = 0;")
+        L.append(f"            const uint32_t nr = r0 + {tr}u <= {R}u ? {tr}u : {R}u - r0;  // rows in this tile")
+        L.append(f"            const uint32_t nc = c0 + {self.tc}u <= {Cc}u ? {self.tc}u : {Cc}u - c0;  // cols in this tile")
+        L += ["            CopyIn(r0, c0, nr, nc);", "            Compute(r0, nr);", "            CopyOut(r0, c0, nr, nc);",
+              "        }", "    }", "", "private:",
+              "    __aicore__ inline void CopyIn(uint32_t r0, uint32_t c0, uint32_t nr, uint32_t nc)", "    {"]
+        for r in self.per_tile:
+            ct = CTYPE[r.gval.dtype]
+            L.append(f"        AscendC::LocalTensor<{ct}> x{r.field} = q{r.field}.AllocTensor<{ct}>();")
+            L.append("        " + self._copy_in(r, "r0", "nr", local=f"x{r.field}"))
+            L.append(f"        q{r.field}.EnQue(x{r.field});")
+        L += ["    }", "    __aicore__ inline void Compute(uint32_t r0, uint32_t nr)", "    {", "        (void)r0; (void)nr;"]
+        for r in self.per_tile:
+            ct = CTYPE[r.gval.dtype]
+            L.append(f"        AscendC::LocalTensor<{ct}> l{r.field} = q{r.field}.DeQue<{ct}>();")
+        for r in s.stores:
+            ct = CTYPE[r.gval.dtype]
+            L.append(f"        AscendC::LocalTensor<{ct}> o{r.field} = q{r.field}.AllocTensor<{ct}>();")
+        body = []
+        for i, op in enumerate(s.ops):
+            if self.lines_on and op.span is not None:
+                body.append(f'#line {op.span.line} "{self.source}"')
+            body.extend(self._op(i, op))
+        for r in s.stores:
+            h = self.home.get(r.key)
+            if not (h[0] == "out" and h[1] is r):
+                n = self.count(r.key) if r.kind in ("F", "R") else self.stride(r.kind, r.gval.dtype)
+                body.append(f"        AscendC::DataCopy(o{r.field}, {self.ref(r.key)}, {n});  // UB -> UB for @{r.gval.buf.name}")
+        L.extend(body)
+        if self.lines_on and body:
+            L.append(f'#line {len(L) + 2} "{s.name}.cpp"')
+        for r in s.stores:
+            L.append(f"        q{r.field}.EnQue(o{r.field});")
+        for r in self.per_tile:
+            L.append(f"        q{r.field}.FreeTensor(l{r.field});")
+        L += ["    }", "    __aicore__ inline void CopyOut(uint32_t r0, uint32_t c0, uint32_t nr, uint32_t nc)", "    {",
+              "        (void)c0; (void)nc;"]
+        for r in s.stores:
+            ct = CTYPE[r.gval.dtype]
+            L.append(f"        AscendC::LocalTensor<{ct}> y{r.field} = q{r.field}.DeQue<{ct}>();")
+            if r.kind in ("C", "S"):
+                L.append(f"        if (r0 == 0) {{  // a row broadcast over tiles: written once")
+                L.append("            " + self._copy_out(r, "0", "1", f"y{r.field}"))
+                L.append("        }")
+            else:
+                L.append("        " + self._copy_out(r, "r0", "nr", f"y{r.field}"))
+            L.append(f"        q{r.field}.FreeTensor(y{r.field});")
+        L += ["    }", "", "    AscendC::TPipe* pipe;"]
+        for r in self.per_tile:
+            L.append(f"    AscendC::TQue<AscendC::TPosition::VECIN, 1> q{r.field};  // @{r.gval.buf.name}")
+        for r in self.once:
+            L.append(f"    AscendC::TBuf<AscendC::TPosition::VECCALC> c{r.field};  // @{r.gval.buf.name}, loaded once")
+            L.append(f"    AscendC::LocalTensor<{CTYPE[r.gval.dtype]}> l{r.field};")
+        for r in s.stores:
+            L.append(f"    AscendC::TQue<AscendC::TPosition::VECOUT, 1> q{r.field};  // @{r.gval.buf.name}")
+        if self.nslots:
+            L.append(f"    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp;  // {self.nslots} slots of {self.slot_bytes} B")
+        L.append("    AscendC::TBuf<AscendC::TPosition::VECCALC> work;  // reduce work / broadcast scalars")
+        for r in regions:
+            L.append(f"    AscendC::GlobalTensor<{CTYPE[r.gval.dtype]}> g{r.field};")
+        L.append("    uint64_t " + ", ".join(f"off{r.field}" for r in regions) + ";")
+        L.append("    int64_t " + ", ".join(f"vr{r.field}" for r in regions) + ";")
+        L.append("    uint32_t " + ", ".join(f"vc{r.field}" for r in regions) + ";")
+        L += ["};", "", f'extern "C" __global__ __aicore__ void {s.name}({args}, GM_ADDR tiling)', "{",
+              "    AscendC::TPipe pipe;", f"    {cls} op;",
+              f"    op.Init(&pipe, {', '.join(f't{r.field}' for r in regions)}, tiling);", "    op.Process();", "}"]
+        info = {"kernel": s.name, "kind": "vector", "block": s.label.split()[0], "file": f"{s.name}.cpp",
+                "shape": [R, Cc], "tile_rows": tr, "tile": [tr, self.tc], "tiles": nt, "num_blocks": min(nt, MAX_CORES),
+                "ub_bytes": self.ub_bytes,
+                "tiling": [{"index": r.field, "tensor": r.gval.buf.name, "buffer_kind": r.gval.buf.kind,
+                            "dir": "in" if r in s.loads else "out"} for r in regions]}
+        return "\n".join(L) + "\n", info
+
+    def _vc_exprs(self):
+        """C++ expression of each value's valid column count (reductions count only those)."""
+        s = self.s
+        vc = {}
+        for r in s.loads:
+            vc[r.key] = f"vc{r.field}"
+        for op in s.ops:
+            ws = [vc[x.name] for x in op.operands if isinstance(x, ir.Value) and x.name in vc
+                  and self.kind(x.name) in ("F", "C")]
+            res = op.results[0]
+            if self.kind(res) in ("R", "S"):
+                vc[res] = "1u"
+            elif not ws:
+                vc[res] = f"{s.shape[1]}u"
+            else:
+                e = ws[0]
+                for w in ws[1:]:
+                    if w != e:
+                        e = f"PyptoMin({e}, {w})"
+                vc[res] = e
+        s.vc = vc
+
+    # -- data movement -------------------------------------------------------------------
+    def _copy_in(self, r: Load, row0: str, nrows: str, local: str = None, cols0: bool = False) -> str:
+        return self._copy(r, row0, nrows, local or f"l{r.field}", True, cols0)
+
+    def _copy_out(self, r: Store, row0: str, nrows: str, local: str, cols0: bool = False) -> str:
+        return self._copy(r, row0, nrows, local, False, cols0 or r.kind in ("C", "S"))
+
+    def _copy(self, r, row0: str, nrows: str, local: str, gm_to_ub: bool, cols0: bool = False) -> str:
+        """DataCopyPad of the valid rows of this tile (ascendc.md §7.2): blockLen = valid cols in
+        bytes, GM stride the rest of the row, UB rows padded to 32 B."""
+        g = r.gval
+        es = ES[g.dtype]
+        ct = CTYPE[g.dtype]
+        k = r.field
+        st = self.stride(r.kind, g.dtype)
+        ub_row_bytes = st * es
+        if r.kind in ("R", "S"):
+            cols, c0 = "1u", "0"
+        elif cols0 or self.nct == 1:
+            cols, c0 = f"vc{k}", "0"
+        else:  # this column tile's valid columns
+            cols, c0 = f"PyptoRows(vc{k}, c0, nc)", "c0"
+        # rows of this tile that are valid
+        n = f"PyptoRows(vr{k}, {row0}, {nrows})"
+        gm = (f"g{k}[off{k} + static_cast<uint64_t>({row0}) * {g.ld}u" + (f" + {c0}" if c0 != "0" else "") + "]")
+        if gm_to_ub:
+            return (f"{{ const uint16_t n = {n}; if (n > 0) AscendC::DataCopyPad({local}, {gm}, "
+                    f"AscendC::DataCopyExtParams{{n, {cols} * {es}u, ({g.ld}u - {cols}) * {es}u, "
+                    f"static_cast<uint32_t>(({ub_row_bytes}u - ({cols} * {es}u + 31u) / 32u * 32u) / 32u), 0}}, "
+                    f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, static_cast<{ct}>(0)}}); }}")
+        return (f"{{ const uint16_t n = {n}; if (n > 0) AscendC::DataCopyPad({gm}, {local}, "
+                f"AscendC::DataCopyExtParams{{n, {cols} * {es}u, "
+                f"static_cast<uint32_t>(({ub_row_bytes}u - ({cols} * {es}u + 31u) / 32u * 32u) / 32u), "
+                f"({g.ld}u - {cols}) * {es}u, 0}}); }}")
+
+    # -- compute -------------------------------------------------------------------------
+    def _operand(self, x, span):
+        """("t", key) for a tensor value, ("s", python number) for a literal scalar."""
+        if isinstance(x, ir.Value):
+            return ("t", x.name)
+        if _is_scalar(x):
+            return ("s", _sval(x))
+        unsupported(f"operand {x!r}", span)
+
+    def _rows(self, lines: list, body: list, count: str = None):
+        lines.append(f"        for (uint32_t r = 0; r < {count or 'nr'}; ++r) {{")
+        lines.extend("            " + b for b in body)
+        lines.append("        }")
+
+    def _vs_sync(self, lines: list):
+        lines.append("        AscendC::SetFlag<AscendC::HardEvent::V_S>(0);")
+        lines.append("        AscendC::WaitFlag<AscendC::HardEvent::V_S>(0);")
+
+    def _sv_sync(self, lines: list):
+        lines.append("        AscendC::SetFlag<AscendC::HardEvent::S_V>(0);")
+        lines.append("        AscendC::WaitFlag<AscendC::HardEvent::S_V>(0);")
+
+    def _row_of(self, key: str, ref: str = None) -> str:
+        """The UB tensor of row r of a F value, or the value itself for C."""
+        ref = ref or self.ref(key)
+        k = self.kind(key)
+        if k == "F":
+            return f"{ref}[r * {self.cpad}]"
+        return ref
+
+    def _scalar_of(self, key: str) -> str:
+        k = self.kind(key)
+        dt = self.s.dtype[key]
+        st = self.stride(k, dt)
+        return f"{self.ref(key)}.GetValue({'r * ' + str(st) if k == 'R' else '0'})"
+
+    def _scalar_op(self, code: str, dst: str, x: str, s: str, n, dt: str, s_first: bool, out: list, span, literal):
+        """dst = x (op) s, or s (op) x when s_first; s a C++ scalar expression of the element type."""
+        w = self.work(dt)
+        if code == "add":
+            out.append(f"AscendC::Adds({dst}, {x}, {s}, {n});")
+        elif code == "sub" and not s_first:
+            neg = (lit(-float(literal), dt, span) if literal is not None
+                   else f"static_cast<{CTYPE[dt]}>(-static_cast<float>({s}))")
+            out.append(f"AscendC::Adds({dst}, {x}, {neg}, {n});")
+        elif code == "sub":
+            out.append(f"AscendC::Muls({dst}, {x}, {lit(-1, dt, span)}, {n});")
+            out.append(f"AscendC::Adds({dst}, {dst}, {s}, {n});")
+        elif code == "mul":
+            out.append(f"AscendC::Muls({dst}, {x}, {s}, {n});")
+        elif code == "div":
+            out.append(f"AscendC::Duplicate({w}, {s}, {n});")
+            out.append(f"AscendC::Div({dst}, {w}, {x}, {n});" if s_first else f"AscendC::Div({dst}, {x}, {w}, {n});")
+        elif code in ("maximum", "minimum"):
+            out.append(f"AscendC::{'Maxs' if code == 'maximum' else 'Mins'}({dst}, {x}, {s}, {n});")
+        else:
+            unsupported(f"'{code}' with a scalar operand", span)
+
+    def _op(self, i: int, op) -> list:
+        code, span = op.opcode, op.span
+        res = op.results[0]
+        dt = self.s.dtype[res]
+        rk = self.kind(res)
+        dst = self.ref(res)
+        n = self.count(res)
+        out: list = []
+        cm = f"  // %{res} = {code}"
+        ops = [self._operand(x, span) for x in op.operands if not isinstance(x, tuple)]
+
+        if code in BINARY:
+            a, b = ops
+            alpha = op.attr("alpha")
+            if a[0] == "s" and b[0] == "s":
+                unsupported(f"'{code}' of two scalars", span)
+            if alpha is not None and float(alpha) != 1.0:
+                if b[0] == "s":
+                    b = ("s", float(b[1]) * float(alpha))
+                elif a[0] == "s" or self.kind(a[1]) != self.kind(b[1]):
+                    unsupported(f"'{code}' with alpha and a broadcast operand", span)
+                else:
+                    scr = self.scratch_ref(i, 0, dt)
+                    out.append(f"        AscendC::Muls({scr}, {self.ref(b[1])}, {lit(alpha, dt, span)}, {n});{cm} (alpha)")
+                    out.append(f"        AscendC::{BINARY[code]}({dst}, {self.ref(a[1])}, {scr}, {n});")
+                    return out
+            if a[0] == "s" or b[0] == "s":
+                s_first = a[0] == "s"
+                t, sv = (b[1], a[1]) if s_first else (a[1], b[1])
+                if code == "div" and not s_first:
+                    if float(sv) == 0.0:
+                        unsupported("division by the scalar 0", span)
+                    body = [f"AscendC::Muls({dst}, {self.ref(t)}, {lit(1.0 / float(sv), dt, span)}, {n});{cm}"]
+                else:
+                    body = []
+                    self._scalar_op(code, dst, self.ref(t), lit(sv, dt, span), n, dt, s_first, body, span, sv)
+                    body[0] += cm
+                out.extend("        " + x for x in body)
+                return out
+            ka, kb = self.kind(a[1]), self.kind(b[1])
+            if ka == kb:
+                out.append(f"        AscendC::{BINARY[code]}({dst}, {self.ref(a[1])}, {self.ref(b[1])}, {n});{cm}")
+                return out
+            return self._broadcast_binary(code, a[1], b[1], res, dt, out, cm, span)
+
+        if code in COMPARE:
+            a, b = ops
+            src_dt = self.s.dtype[a[1]] if a[0] == "t" else self.s.dtype[b[1]]
+            mode = COMPARE[code]
+            if a[0] == "s":
+                a, b, mode = b, a, SWAP_CMP[mode]
+            nn = self.count(a[1])
+            if b[0] == "s":
+                out.append(f"        AscendC::CompareScalar({dst}, {self.ref(a[1])}, {lit(b[1], src_dt, span)}, "
+                           f"AscendC::CMPMODE::{mode}, {nn});{cm}")
+            else:
+                if self.kind(a[1]) != self.kind(b[1]):
+                    unsupported(f"'{code}' of a broadcast operand", span)
+                out.append(f"        AscendC::Compare({dst}, {self.ref(a[1])}, {self.ref(b[1])}, "
+                           f"AscendC::CMPMODE::{mode}, {nn});{cm}")
+            return out
+
+        if code == "where":
+            c, a, b = ops
+            refs = []
+            for j, x in enumerate((a, b)):
+                if x[0] == "s":
+                    scr = self.scratch_ref(i, j, dt)
+                    out.append(f"        AscendC::Duplicate({scr}, {lit(x[1], dt, span)}, {n});")
+                    refs.append(scr)
+                else:
+                    if self.kind(x[1]) != rk:
+                        unsupported("'where' with a broadcast operand", span)
+                    refs.append(self.ref(x[1]))
+            if self.kind(c[1]) != rk:
+                unsupported("'where' with a broadcast condition", span)
+            out.append(f"        AscendC::Select({dst}, {self.ref(c[1])}, {refs[0]}, {refs[1]}, "
+                       f"AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});{cm}")
+            return out
+
+        if code in REDUCE or code == "prod":
+            return self._reduce(i, op, ops[0][1], res, dt, out, cm)
+
+        if code == "cast":
+            src = ops[0][1]
+            sdt = self.s.dtype[src]
+            mode = str(op.attr("mode", "CAST_NONE") or "CAST_NONE").rsplit(".", 1)[-1].upper()
+            if mode not in ROUND_MODES:
+                unsupported(f"cast mode {mode}", span)
+            if sdt == dt:
+                out.append(f"        AscendC::DataCopy({dst}, {self.ref(src)}, {n});{cm} (same dtype)")
+                return out
+            if (sdt, dt) == ("fp32", "int32") and mode == "CAST_NONE":
+                mode = "CAST_TRUNC"  # float -> int32 needs a rounding mode on A2; C/torch truncate
+            if (sdt, dt) not in (("fp32", "fp16"), ("fp16", "fp32"), ("fp32", "int32"), ("int32", "fp32"),
+                                 ("fp16", "int32")):
+                unsupported(f"cast {sdt} -> {dt}", span)
+            if (sdt, dt) == ("fp16", "fp32") and mode != "CAST_NONE":
+                mode = "CAST_NONE"  # exact widening: the only mode A2 allows
+            if rk == "R":  # rows of one 32-byte block in each dtype: cast row by row
+                body = [f"AscendC::Cast({dst}[r * {self.stride('R', dt)}], {self.ref(src)}[r * {self.stride('R', sdt)}], "
+                        f"AscendC::RoundMode::{mode}, 1);{cm}"]
+                self._rows(out, body)
+                return out
+            out.append(f"        AscendC::Cast({dst}, {self.ref(src)}, AscendC::RoundMode::{mode}, {n});{cm}")
+            return out
+
+        if code in DIRECT_UNARY:
+            out.append(f"        AscendC::{DIRECT_UNARY[code]}({dst}, {self.ref(ops[0][1])}, {n});{cm}")
+            return out
+        if code in ROUNDING:
+            if dt != "fp32":
+                unsupported(f"'{code}' on {dt}", span)
+            out.append(f"        AscendC::Cast({dst}, {self.ref(ops[0][1])}, AscendC::RoundMode::{ROUNDING[code]}, {n});{cm}")
+            return out
+        if code in COMPOSED_UNARY or code == "pow":
+            return self._composed(i, op, ops, res, dt, dst, n, out, cm)
+        if code == "clone":
+            out.append(f"        AscendC::DataCopy({dst}, {self.ref(ops[0][1])}, {n});{cm}")
+            return out
+        if code == "expand_clone":
+            src = ops[0][1]
+            sk = self.kind(src)
+            if sk == rk:
+                out.append(f"        AscendC::DataCopy({dst}, {self.ref(src)}, {n});{cm}")
+            elif rk == "F" and sk == "C":
+                self._rows(out, [f"AscendC::DataCopy({dst}[r * {self.cpad}], {self.ref(src)}, {self.cpad});{cm}"],
+                           f"{self.tr}u")
+            elif rk == "F" and sk in ("R", "S"):
+                self._vs_sync(out)
+                self._rows(out, [f"AscendC::Duplicate({dst}[r * {self.cpad}], {self._scalar_of(src)}, {self.cpad});{cm}"],
+                           f"{self.tr}u")
+            else:
+                unsupported(f"expand_clone from a {sk} value to a {rk} value", span)
+            return out
+        if code in CREATION:
+            v = {"zeros": 0, "ones": 1}.get(code)
+            if v is None:
+                v = op.attr("value")
+                if v is None:
+                    vals = [x for x in op.operands if _is_scalar(x)]
+                    v = _sval(vals[0]) if vals else None
+            if v is None or not _is_scalar(v):
+                unsupported(f"'{code}' without a constant fill value", span)
+            out.append(f"        AscendC::Duplicate({dst}, {lit(_sval(v), dt, span)}, {n});{cm}")
+            return out
+        unsupported(f"op '{code}'", span)
+
+    def _broadcast_binary(self, code, a, b, res, dt, out, cm, span):
+        ka, kb = self.kind(a), self.kind(b)
+        rk = self.kind(res)
+        dst = self.ref(res)
+        ct = CTYPE[dt]
+        scal = {"R", "S"}
+        if rk == "F":
+            drow = f"{dst}[r * {self.cpad}]"
+            if ka in scal or kb in scal:
+                s_first = ka in scal
+                t, sk = (b, a) if s_first else (a, b)
+                body = [f"const {ct} s = {self._scalar_of(sk)};{cm}"]
+                if self.kind(t) == "F" or self.kind(t) == "C":
+                    self._scalar_op(code, drow, self._row_of(t), "s", self.cpad, dt, s_first, body, span, None)
+                else:
+                    unsupported(f"'{code}' of two per-row values into a full value", span)
+                self._vs_sync(out)
+                self._rows(out, body, f"{self.tr}u")
+                return out
+            # F with C (column broadcast): per row, count form with the broadcast row
+            body = [f"AscendC::{BINARY[code]}({drow}, {self._row_of(a)}, {self._row_of(b)}, {self.cpad});{cm}"]
+            self._rows(out, body, f"{self.tr}u")
+            return out
+        if rk == "R" and {ka, kb} == {"R", "S"}:
+            s_first = ka == "S"
+            t, sk = (b, a) if s_first else (a, b)
+            body = [f"const {ct} s = {self._scalar_of(sk)};{cm}"]
+            self._vs_sync(out)
+            self._scalar_op(code, dst, self.ref(t), "s", self.count(res), dt, s_first, body, span, None)
+            out.extend("        " + x for x in body)
+            return out
+        if rk == "C" and {ka, kb} == {"C", "S"}:
+            s_first = ka == "S"
+            t, sk = (b, a) if s_first else (a, b)
+            body = [f"const {ct} s = {self._scalar_of(sk)};{cm}"]
+            self._vs_sync(out)
+            self._scalar_op(code, dst, self.ref(t), "s", self.count(res), dt, s_first, body, span, None)
+            out.extend("        " + x for x in body)
+            return out
+        unsupported(f"'{code}' broadcasting a {ka} and a {kb} value", span)
+
+    def _reduce(self, i, op, src, res, dt, out, cm):
+        code, span = op.opcode, op.span
+        sk = self.kind(src)
+        rk = self.kind(res)
+        if sk != "F" or rk != "R":
+            unsupported(f"'{code}' other than along the last axis of a full value", span)
+        dst = self.ref(res)
+        rs = self.stride("R", dt)
+        vc = self.s.vc[src]
+        srow = f"{self.ref(src)}[r * {self.cpad}]"
+        if code == "prod":
+            ct = CTYPE[dt]
+            self._vs_sync(out)
+            body = [f"float p = 1.0f;{cm} (scalar loop: no product reduction in the vector API)",
+                    f"for (uint32_t j = 0; j < {vc}; ++j) p *= static_cast<float>({srow}.GetValue(j));",
+                    f"{dst}.SetValue(r * {rs}, static_cast<{ct}>(p));"]
+            self._rows(out, body, f"{self.tr}u")
+            self._sv_sync(out)
+            return out
+        fn = REDUCE[code]
+        if dt == "fp32":
+            self._rows(out, [f"AscendC::{fn}({dst}[r * {rs}], {srow}, work.Get<float>(), {vc});{cm}"], f"{self.tr}u")
+            return out
+        if dt == "fp16":  # reduce in fp32: widen the row, reduce, narrow the result
+            w = "work.Get<float>()"
+            body = [f"AscendC::Cast({w}, {srow}, AscendC::RoundMode::CAST_NONE, {vc});{cm} (in fp32)",
+                    f"AscendC::{fn}({w}[{self.cpad}], {w}, {w}[{self.cpad}], {vc});",
+                    f"AscendC::Cast({dst}[r * {rs}], {w}[{self.cpad}], AscendC::RoundMode::CAST_RINT, 1);"]
+            self._rows(out, body, f"{self.tr}u")
+            return out
+        unsupported(f"'{code}' on {dt}", span)
+
+    def _composed(self, i, op, ops, res, dt, dst, n, out, cm):
+        code, span = op.opcode, op.span
+        x = self.ref(ops[0][1])
+        L = []
+        if code == "neg":
+            L.append(f"AscendC::Muls({dst}, {x}, {lit(-1, dt, span)}, {n});{cm}")
+        elif code == "sigmoid":  # 1 / (1 + exp(-x))
+            t = self.scratch_ref(i, 0, dt)
+            one = self.scratch_ref(i, 1, dt)
+            L += [f"AscendC::Muls({t}, {x}, {lit(-1, dt, span)}, {n});{cm}", f"AscendC::Exp({t}, {t}, {n});",
+                  f"AscendC::Adds({t}, {t}, {lit(1, dt, span)}, {n});",
+                  f"AscendC::Duplicate({one}, {lit(1, dt, span)}, {n});", f"AscendC::Div({dst}, {one}, {t}, {n});"]
+        elif code == "exp2":
+            L += [f"AscendC::Muls({dst}, {x}, {lit(math.log(2.0), dt, span)}, {n});{cm}", f"AscendC::Exp({dst}, {dst}, {n});"]
+        elif code == "expm1":
+            L += [f"AscendC::Exp({dst}, {x}, {n});{cm}", f"AscendC::Adds({dst}, {dst}, {lit(-1, dt, span)}, {n});"]
+        elif code in ("log2", "log10"):
+            k = 1.0 / math.log(2.0 if code == "log2" else 10.0)
+            L += [f"AscendC::Ln({dst}, {x}, {n});{cm}", f"AscendC::Muls({dst}, {dst}, {lit(k, dt, span)}, {n});"]
+        elif code == "log1p":
+            L += [f"AscendC::Adds({dst}, {x}, {lit(1, dt, span)}, {n});{cm}", f"AscendC::Ln({dst}, {dst}, {n});"]
+        elif code == "lrelu":
+            alpha = op.attr("negative_slope", op.attr("alpha"))
+            if alpha is None:
+                scal = [v for v in op.operands[1:] if _is_scalar(v)]
+                alpha = _sval(scal[0]) if scal else 0.01
+            t = self.scratch_ref(i, 0, dt)
+            L += [f"AscendC::Mins({t}, {x}, {lit(0, dt, span)}, {n});{cm}",
+                  f"AscendC::Muls({t}, {t}, {lit(alpha, dt, span)}, {n});",
+                  f"AscendC::Maxs({dst}, {x}, {lit(0, dt, span)}, {n});", f"AscendC::Add({dst}, {dst}, {t}, {n});"]
+        elif code == "clip":
+            lo, hi = (op.operands + (None, None))[1:3]
+            lo = op.attr("min", lo)
+            hi = op.attr("max", hi)
+            src = x
+            first = True
+            for bound, fn in ((lo, "Maxs"), (hi, "Mins")):
+                if bound is None or (isinstance(bound, ir.Const) and bound.value is None):
+                    continue
+                if not _is_scalar(bound):
+                    unsupported("'clip' with tensor bounds", span)
+                L.append(f"AscendC::{fn}({dst}, {src}, {lit(_sval(bound), dt, span)}, {n});" + (cm if first else ""))
+                src, first = dst, False
+            if first:
+                L.append(f"AscendC::DataCopy({dst}, {x}, {n});{cm}")
+        elif code == "sign":  # (x > 0) - (x < 0) with Compare/Select
+            if dt not in ("fp32", "fp16"):
+                unsupported(f"'sign' on {dt}", span)
+            one = self.scratch_ref(i, 0, dt)
+            neg = self.scratch_ref(i, 1, dt)
+            mask = self.scratch_ref(i, 2, "bool")
+            L += [f"AscendC::Duplicate({one}, {lit(1, dt, span)}, {n});{cm}",
+                  f"AscendC::CompareScalar({mask}, {x}, {lit(0, dt, span)}, AscendC::CMPMODE::GT, {n});",
+                  f"AscendC::Select({dst}, {mask}, {one}, {lit(0, dt, span)}, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, {n});",
+                  f"AscendC::Duplicate({one}, {lit(-1, dt, span)}, {n});",
+                  f"AscendC::CompareScalar({mask}, {x}, {lit(0, dt, span)}, AscendC::CMPMODE::LT, {n});",
+                  f"AscendC::Select({neg}, {mask}, {one}, {lit(0, dt, span)}, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, {n});",
+                  f"AscendC::Add({dst}, {dst}, {neg}, {n});"]
+        elif code == "pow":
+            e = ops[1]
+            if e[0] != "s":
+                unsupported("'pow' with a tensor exponent", span)
+            p = float(e[1])
+            if p == 2.0:
+                L.append(f"AscendC::Mul({dst}, {x}, {x}, {n});{cm}")
+            elif p == 1.0:
+                L.append(f"AscendC::DataCopy({dst}, {x}, {n});{cm}")
+            elif p == 0.5:
+                L.append(f"AscendC::Sqrt({dst}, {x}, {n});{cm}")
+            elif p == -1.0:
+                L.append(f"AscendC::Reciprocal({dst}, {x}, {n});{cm}")
+            elif p == 3.0:
+                t = self.scratch_ref(i, 0, dt)
+                L += [f"AscendC::Mul({t}, {x}, {x}, {n});{cm}", f"AscendC::Mul({dst}, {t}, {x}, {n});"]
+            else:  # x > 0: exp(p * ln x)
+                L += [f"AscendC::Ln({dst}, {x}, {n});{cm} (x > 0)", f"AscendC::Muls({dst}, {dst}, {lit(p, dt, span)}, {n});",
+                      f"AscendC::Exp({dst}, {dst}, {n});"]
+        else:
+            unsupported(f"op '{code}'", span)
+        out.extend("        " + s for s in L)
+        return out
