@@ -711,7 +711,9 @@ public:
     {
         detail::QueueCore& q = que.core_;
         if (pos != TPosition::VECIN && pos != TPosition::VECOUT && pos != TPosition::VECCALC) {
-            pypto_host::Fault("TPipe::InitBuffer: only vector queue positions (VECIN/VECOUT/VECCALC) are modelled on the host");
+            // Cube positions: per-TPipe L1/L0A/L0B/L0C/BiasTable pools (pypto_host_cube.h).
+            PyptoHostCubeInitQueue(cube_, que, num, len);
+            return true;
         }
         if (q.initialised()) pypto_host::Fault("TPipe::InitBuffer: this TQue was already initialised");
         if (num == 0) pypto_host::Fault("TPipe::InitBuffer: num must be >= 1");
@@ -734,6 +736,10 @@ public:
     }
     template <TPosition pos> __aicore__ inline bool InitBuffer(TBuf<pos>& buf, uint32_t len)
     {
+        if (pos != TPosition::VECIN && pos != TPosition::VECOUT && pos != TPosition::VECCALC) {
+            PyptoHostCubeInitTBuf(cube_, buf, len);  // cube positions (pypto_host_cube.h)
+            return true;
+        }
         if (buf.ub_) pypto_host::Fault("TPipe::InitBuffer: this TBuf was already initialised");
         CheckLen("TPipe::InitBuffer(tbuf)", len);
         buf.addr_ = Carve("TPipe::InitBuffer(tbuf)", len, 1);
@@ -772,6 +778,7 @@ private:
     int vecinBufs_ = 0;
     int vecoutBufs_ = 0;
     int veccalcBufs_ = 0;
+    std::shared_ptr<void> cube_;  // cube pools, created by InitBuffer on first use (pypto_host_cube.h)
 };
 
 // ===========================================================================================
