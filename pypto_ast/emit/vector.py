@@ -144,6 +144,7 @@ class SegmentEmitter:
         self.cpad = -(-tc // align) * align
         self.nct = -(-Cc // tc)
         self.per_tile = [x for x in s.loads if x.kind in ("F", "R")]
+        self.per_tile_set = [id(x) for x in self.per_tile]
         self.once = [x for x in s.loads if x.kind in ("C", "S")]
         if s.tile_rows:  # the tile the kernel asked for; soc.check_plan reports it if it does not fit
             tr = max(1, min(s.tile_rows, R))
@@ -204,22 +205,34 @@ class SegmentEmitter:
             return nslots - 1
 
         self.scratch = {}
+        reuse_in = {}  # an input tile buffer whose value is dead may hold a result (in place)
         for i, op in enumerate(s.ops):
             res = op.results[0]
-            released = []
+            released, late = [], []  # late: a different layout than the result, so no overlap
             for x in op.operands:
                 if isinstance(x, ir.Value) and last_use.get(x.name) == i and home.get(x.name, ("",))[0] == "tmp":
-                    if home[x.name][1] not in released:
-                        released.append(home[x.name][1])
+                    same = self.kind(x.name) == self.kind(res) and ES.get(s.dtype[x.name], 1) == ES.get(s.dtype[res], 1)
+                    if home[x.name][1] not in released + late:
+                        (released if same else late).append(home[x.name][1])
             need = self._scratch_count(op)
             self.scratch[i] = [take() for _ in range(need)]
+            in_place = op.opcode not in ("sign", "cast", "prod") and op.opcode not in REDUCE
+            dead_in = [x.name for x in op.operands if isinstance(x, ir.Value) and last_use.get(x.name) == i
+                       and home.get(x.name, ("",))[0] == "in" and x.name not in reuse_in.values()
+                       and self.kind(x.name) == "F" and id(home[x.name][1]) in self.per_tile_set
+                       and s.dtype[x.name] == s.dtype[res]]
             if res in out_home and self.kind(res) == out_home[res].kind:
                 home[res] = ("out", out_home[res])
-            elif op.opcode == "clone" and isinstance(op.operands[0], ir.Value) and False:
-                pass
-            else:
+            elif in_place and self.kind(res) == "F" and dead_in:
+                home[res] = home[dead_in[0]]
+                reuse_in[res] = dead_in[0]
+            elif not in_place:  # the result must not overlap an operand that is read again
                 home[res] = ("tmp", take())
-            free.extend(released)
+            else:
+                free.extend(released)
+                released = []
+                home[res] = ("tmp", take())
+            free.extend(released + late)
             free.extend(self.scratch[i])
             if res not in last_use and home[res][0] == "tmp":
                 free.append(home[res][1])
