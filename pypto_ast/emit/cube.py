@@ -115,8 +115,6 @@ def _check_spec(s: MatmulSpec) -> None:
     if s.trans_a and not s.trans_b and s.k % 16:
         raise EmitError(f"matmul with a transposed and b not transposed needs k % 16 == 0 (k={s.k}): both "
                         f"operands then carry K down their GM columns and Nd2Nz cannot zero-pad K there")
-    if s.m > 4095 * 65535 or s.n > 4095 * 65535:
-        raise EmitError("matmul too large")
 
 
 def _plan(s: MatmulSpec) -> dict:
@@ -290,8 +288,8 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
         w(f"            DataCopy(a1, aGm[aBase + static_cast<uint64_t>(k0) * kLda + m0], Nd2NzParams{{1, {u16}(curK), "
           f"{u16}(curM), 0, kLda, {u16}(padK), 1, 0}});")
         w("            if (padK > curK) {")
-        w(f"                DataCopy(a1[curK * 16], aGm[aBase + static_cast<uint64_t>(k0) * kLda + m0], Nd2NzParams{{"
-          f"{u16}(padK - curK), 1, {u16}(curM), 0, kLda, {u16}(padK), 1, 16}});")
+        w(f"                DataCopy(a1[curK * kC0], aGm[aBase + static_cast<uint64_t>(k0) * kLda + m0], Nd2NzParams{{"
+          f"{u16}(padK - curK), 1, {u16}(curM), 0, kLda, {u16}(padK), 1, kC0}});")
         w("            }")
     else:
         w("            // a tile [curM, curK] -> NZ [padM, padK] (Nd2Nz zero-fills K to the fractal width)")
@@ -307,8 +305,8 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
         w(f"            DataCopy(b1, bGm[bBase + static_cast<uint64_t>(k0) * kLdb + n0], Nd2NzParams{{1, {u16}(curK), "
           f"{u16}(curN), 0, kLdb, {u16}(padK), 1, 0}});")
         w("            if (padK > curK) {")
-        w(f"                DataCopy(b1[curK * 16], bGm[bBase + static_cast<uint64_t>(k0) * kLdb + n0], Nd2NzParams{{"
-          f"{u16}(padK - curK), 1, {u16}(curN), 0, kLdb, {u16}(padK), 1, 16}});")
+        w(f"                DataCopy(b1[curK * kC0], bGm[bBase + static_cast<uint64_t>(k0) * kLdb + n0], Nd2NzParams{{"
+          f"{u16}(padK - curK), 1, {u16}(curN), 0, kLdb, {u16}(padK), 1, kC0}});")
         w("            }")
     w("            qA1.EnQue(a1);")
     w("            qB1.EnQue(b1);")
