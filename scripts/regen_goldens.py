@@ -13,6 +13,11 @@ For each example module:
                 of ``pypto-transpile examples/<example>.py`` (the rendered diagnostic), with
                 the repository path cut off so the file is the same on every machine.
 
+For each kernel in ``ASCENDC`` (a few the host backend supports), every file of
+``pipeline.emit(program, "ascendc")`` (kernel sources, control.cpp, manifest.json) ->
+``tests/golden/ascendc/<kernel>/<file>``.  A listed kernel the emitter rejects is an error
+(exit 2): take it off the list or fix the emitter.
+
 Lowering uses ``example_inputs()`` when the module has it, exactly like ``pypto-transpile``.
 ``tests/golden/test_goldens.py`` compares the same renderings (``render_all``) with the files.
 """
@@ -33,6 +38,18 @@ EXAMPLES = ROOT / "examples"
 GOLDEN = ROOT / "tests" / "golden"
 KINDS = {"ir": ".ir", "python": ".py", "diagnostics": ".txt"}
 REGEN_COMMAND = "python scripts/regen_goldens.py"
+# Kernels whose emitted Ascend C is golden (``tests/golden/ascendc/<stem>/``): ones the host
+# backend supports, small enough to review a diff of.
+ASCENDC = [
+    ROOT / "examples" / "clean_row_softmax.py",
+    ROOT / "tests" / "differential" / "kernels" / "k01_binary_fp32.py",
+    ROOT / "tests" / "differential" / "kernels" / "k07_unary_fp16.py",
+    ROOT / "tests" / "differential" / "kernels" / "k16_cast_float.py",
+]
+
+
+class GoldenError(Exception):
+    """A kernel listed for a golden could not be rendered."""
 
 
 def have_pyemit() -> bool:
@@ -95,28 +112,55 @@ def render(path: Path, kinds=None) -> dict[Path, str]:
     return out
 
 
+def ascendc_dir(kernel: str) -> Path:
+    return GOLDEN / "ascendc" / kernel
+
+
+def render_ascendc(path: Path) -> dict[Path, str]:
+    """Golden file -> text for every file the Ascend C emitter writes for one kernel, lowered
+    with its ``example_inputs()``; raises GoldenError when it does not lower or emit."""
+    from pypto_ast import pipeline
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            module = pipeline.load_module(str(path))
+            kernel = pipeline.find_kernel(module)
+            inputs = module.example_inputs() if hasattr(module, "example_inputs") else {}
+            files = pipeline.emit(pipeline.lower(kernel, inputs), "ascendc")
+    except pipeline.PipelineError as exc:  # includes KernelErrors (EmitError, UB budget)
+        raise GoldenError(f"{path.relative_to(ROOT)}: no Ascend C: {exc.message}") from None
+    return {ascendc_dir(path.stem) / name: text for name, text in sorted(files.items())}
+
+
 def render_all() -> dict[Path, str]:
     out: dict[Path, str] = {}
     for path in examples():
         out.update(render(path))
+    for path in ASCENDC:
+        out.update(render_ascendc(path))
     return out
 
 
 def existing() -> set[Path]:
     kinds = [k for k in KINDS if k != "python" or have_pyemit()]
-    return {p for k in kinds for p in (GOLDEN / k).glob(f"*{KINDS[k]}")}
+    found = {p for k in kinds for p in (GOLDEN / k).glob(f"*{KINDS[k]}")}
+    return found | {p for p in (GOLDEN / "ascendc").rglob("*") if p.is_file()}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="report drift instead of writing")
     ns = ap.parse_args(argv)
-    wanted = render_all()
+    try:
+        wanted = render_all()
+    except GoldenError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     stale = existing() - set(wanted)
     changed = [p for p, text in wanted.items() if not p.exists() or p.read_text(encoding="utf-8") != text]
     if ns.check:
         for p in sorted(changed):
-            print(f"out of date: {p.relative_to(ROOT)}")
+            print(f"{'out of date' if p.exists() else 'missing'}: {p.relative_to(ROOT)}")
         for p in sorted(stale):
             print(f"stale: {p.relative_to(ROOT)}")
         if changed or stale:
@@ -129,6 +173,8 @@ def main(argv=None) -> int:
     for p in sorted(stale):
         p.unlink()
         print(f"removed {p.relative_to(ROOT)}")
+        if p.parent.parent == GOLDEN / "ascendc" and not any(p.parent.iterdir()):
+            p.parent.rmdir()  # a kernel taken off ASCENDC
     if not have_pyemit():
         print("python goldens skipped: pypto_ast/transforms/pyemit.py does not exist", file=sys.stderr)
     print(f"{len(wanted)} goldens, {len(changed)} written, {len(stale)} removed", file=sys.stderr)

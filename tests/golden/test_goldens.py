@@ -1,5 +1,6 @@
 """Whole-kernel goldens for every example: printed IR, emitted Python, or (for pitfall
-examples that cannot lower) the rendered ``pypto-transpile`` diagnostic.
+examples that cannot lower) the rendered ``pypto-transpile`` diagnostic; and the emitted
+Ascend C (every file) of the kernels in ``regen_goldens.ASCENDC``.
 
 The renderings come from ``scripts/regen_goldens.py`` (``render``), the same code that
 writes the files; when they drift the failure shows a diff and the command to regenerate.
@@ -62,7 +63,24 @@ def test_diagnostic_goldens_record_a_failure():
         assert status in ("[exit 1]", "[exit 2]"), f"{path.name}: {status}"
 
 
+@pytest.mark.parametrize("path", regen.ASCENDC, ids=[p.stem for p in regen.ASCENDC])
+def test_ascendc_golden(path):
+    try:
+        rendered = regen.render_ascendc(path)
+    except regen.GoldenError as exc:
+        pytest.fail(f"{exc}\nthe kernel is listed in scripts/regen_goldens.py ASCENDC", pytrace=False)
+    assert any(p.name == "manifest.json" for p in rendered) and any(p.suffix == ".cpp" for p in rendered)
+    for golden, text in rendered.items():
+        _compare(golden, text)
+    stale = sorted(str(p.relative_to(ROOT)) for p in regen.ascendc_dir(path.stem).glob("*") if p not in rendered)
+    assert not stale, f"files the emitter no longer writes: {stale}; regenerate with: {regen.REGEN_COMMAND}"
+
+
 def test_no_stale_goldens():
     examples = {p.stem for p in EXAMPLES}
-    stale = sorted(str(p.relative_to(ROOT)) for p in regen.existing() if p.stem not in examples)
+    ascendc = {p.stem for p in regen.ASCENDC}
+    top = regen.GOLDEN / "ascendc"
+    stale = sorted(str(p.relative_to(ROOT)) for p in regen.existing()
+                   if (p.parent.parent == top and p.parent.name not in ascendc)
+                   or (top not in p.parents and p.stem not in examples))
     assert not stale, f"goldens without an example: {stale}; regenerate with: {regen.REGEN_COMMAND}"
