@@ -1,10 +1,16 @@
-"""Transpile latency: source file to printed IR, per example, against pypto's own SIM compile.
+"""Transpile latency: source file to printed IR, per example, against pypto's own SIM compile;
+and the Ascend C emitter's latency on the same Program.
 
     python bench/transpile_latency.py [--repeat 20] [--calls 3] [--no-pypto] [EXAMPLE ...]
 
 ours   In this process: ``load_module + find_kernel + lower + emit("ir")`` on the example
        file, one warm-up, then the median of --repeat runs. ``example_inputs()`` is built
        once beforehand (it is data, not part of transpiling; lowering reads only shapes).
+emit ascendc
+       In the same run: ``pipeline.emit(program, "ascendc")`` (all kernel files, control.cpp,
+       manifest.json and the UB-budget check; no C++ compile) on the example's lowered
+       Program, one warm-up, then the median of --repeat runs; "-" where the emitter rejects
+       the kernel (EmitError / KernelErrors: not supported by the host backend yet).
 pypto  When the official ``pypto`` (0.2.0) is importable: one fresh subprocess per kernel
        in its own temp dir (SIM writes ``output/`` and logs under ``$HOME``), the kernel
        re-decorated with ``run_mode=SIM`` and called with positional tensors the way
@@ -12,7 +18,8 @@ pypto  When the official ``pypto`` (0.2.0) is importable: one fresh subprocess p
        --calls calls. SIM re-traces and re-compiles on every call; the time includes its
        cost-model simulation, which cannot be switched off without changing what compiles.
 
-Prints a table (kernel, ours ms, pypto ms, ratio = pypto / ours) and the median ratio.
+Prints a table (kernel, ours ms, emit ascendc ms, pypto ms, ratio = pypto / ours) and the
+median ratio.
 The goal is ours >= 20x faster. Examples that do not lower are listed without numbers.
 """
 
@@ -61,6 +68,27 @@ def time_ours(path: Path, repeat: int):
         for _ in range(repeat):
             start = time.perf_counter()
             transpile_once(path, inputs)
+            times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def time_emit_ascendc(path: Path, repeat: int):
+    """Median milliseconds of ``pipeline.emit(program, "ascendc")``, or None when the example
+    does not lower or the emitter rejects it."""
+    from pypto_ast import pipeline
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            module = pipeline.load_module(str(path))
+            inputs = module.example_inputs() if hasattr(module, "example_inputs") else {}
+            program = pipeline.lower(pipeline.find_kernel(module), inputs)
+            pipeline.emit(program, "ascendc")  # warm-up; raises KernelErrors when unsupported
+        except pipeline.PipelineError:  # includes KernelErrors (EmitError, UB budget)
+            return None
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            pipeline.emit(program, "ascendc")
             times.append(time.perf_counter() - start)
     return statistics.median(times) * 1e3
 
@@ -150,20 +178,24 @@ def main(argv=None) -> int:
     if not ns.no_pypto and not with_pypto:
         print("official pypto is not importable: measuring ours only", file=sys.stderr)
 
-    print(f"{'kernel':34s} {'ours ms':>9s} {'pypto ms':>10s} {'ratio':>8s}  note")
+    print(f"{'kernel':34s} {'ours ms':>9s} {'emit ascendc ms':>16s} {'pypto ms':>10s} {'ratio':>8s}  note")
     ratios = []
     for path in paths:
         ours = time_ours(path, ns.repeat)
         if ours is None:
-            print(f"{path.stem:34s} {'-':>9s} {'-':>10s} {'-':>8s}  does not lower (diagnostic golden)", flush=True)
+            print(f"{path.stem:34s} {'-':>9s} {'-':>16s} {'-':>10s} {'-':>8s}  does not lower (diagnostic golden)",
+                  flush=True)
             continue
+        emit_ms = time_emit_ascendc(path, ns.repeat)
+        emit_text = f"{emit_ms:.2f}" if emit_ms is not None else "-"
         theirs, note = time_pypto(path, ns.calls, ns.timeout) if with_pypto else (None, "")
         ratio = theirs / ours if theirs is not None else None
         if ratio is not None:
             ratios.append(ratio)
         theirs_text = f"{theirs:.0f}" if theirs is not None else "-"
         ratio_text = f"{ratio:.0f}x" if ratio is not None else "-"
-        print(f"{path.stem:34s} {ours:9.2f} {theirs_text:>10s} {ratio_text:>8s}  {note}".rstrip(), flush=True)
+        print(f"{path.stem:34s} {ours:9.2f} {emit_text:>16s} {theirs_text:>10s} {ratio_text:>8s}  {note}".rstrip(),
+              flush=True)
     if ratios:
         print(f"\nmedian ratio (pypto SIM compile / ours): {statistics.median(ratios):.0f}x over {len(ratios)} "
               f"kernels (goal >= 20x)")
