@@ -210,7 +210,9 @@ class _Planner:
         kind = "ret" if returned else "ws"
         return self._add_buffer(f"{kind}{self.ws_count}", kind, dtype, tuple(shape))
 
-    def launch(self, seg: Segment, scope: set, depth: int):
+    def launch(self, seg, scope: set, depth: int):
+        if isinstance(seg, _CubeLaunch):
+            return self._launch_cube(seg, scope, depth)
         em = SegmentEmitter(seg, self.source, self.lines_on, self.budget)
         text, info = em.emit()
         self.files[f"{seg.name}.cpp"] = text
@@ -229,6 +231,30 @@ class _Planner:
         self.L.append(f"{ind}    pypto_account();")
         self.L.append(f"{ind}}}")
         self.decls.append(f'extern "C" __global__ __aicore__ void {seg.name}('
+                          + ", ".join("GM_ADDR" for _ in regions) + ", GM_ADDR tiling);")
+
+    def _launch_cube(self, cl, scope: set, depth: int):
+        from .cube import emit_matmul_kernel
+
+        try:
+            text, info = emit_matmul_kernel(cl.spec)
+        except EmitError as exc:
+            raise EmitError(exc.message, exc.span or cl.span) from None
+        self.files[f"{cl.name}.cpp"] = text
+        regions = cl.regions
+        info = dict(info, kind="cube", file=f"{cl.name}.cpp", block=cl.label.split()[0],
+                    tiling=[{"index": i, "tensor": g.buf.name, "buffer_kind": g.buf.kind,
+                             "dir": "out" if i == len(regions) - 1 else "in"} for i, g in enumerate(regions)])
+        self.kernels.append(info)
+        ind = "    " * depth
+        fields = [self.cexpr(g.offset, scope, cl.span) for g in regions]
+        args = ", ".join(f"(GM_ADDR)tensors[{g.buf.index}]" for g in regions)
+        self.L.append(f"{ind}{{  // {cl.label}: cube kernel {cl.name}")
+        self.L.append(f"{ind}    int64_t tiling[{len(fields)}] = {{{', '.join(fields)}}};")
+        self.L.append(f"{ind}    pypto_host::Launch({info['num_blocks']}, {cl.name}, {args}, (GM_ADDR)tiling);")
+        self.L.append(f"{ind}    pypto_account();")
+        self.L.append(f"{ind}}}")
+        self.decls.append(f'extern "C" __global__ __aicore__ void {cl.name}('
                           + ", ".join("GM_ADDR" for _ in regions) + ", GM_ADDR tiling);")
 
     def _control_text(self) -> str:
@@ -586,4 +612,57 @@ class _BlockPlanner:
         self._ir_shape[res] = shape
 
     def matmul(self, op: ir.Op):
-        unsupported("matmul", op.span)
+        """One cube kernel (cube.py): operands and result in GM; a bias row if given."""
+        from .cube import MatmulSpec
+
+        span = op.span
+        ops = list(op.operands)
+        if len(ops) not in (2, 3):
+            unsupported(f"matmul with {len(ops)} operands", span)
+        gs = [self.gval_of(x, span) for x in ops]
+        for x, g in zip(ops, gs):
+            if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols:
+                unsupported(f"matmul of the partially valid operand {x!r}", span)
+            if g.rows < 0:
+                unsupported(f"matmul of a dynamically shaped operand {x!r}", span)
+        ga, gb = gs[0], gs[1]
+        ta, tb = bool(op.attr("a_trans")), bool(op.attr("b_trans"))
+        oshape = gm.static_dims(op.types[0].shape, span, "matmul shape")
+        sa, sb = ga.shape, gb.shape
+        if len(sa) != len(sb) or len(sa) not in (2, 3):
+            unsupported(f"matmul of rank {len(sa)} x {len(sb)} operands", span)
+        m, k = (sa[-1], sa[-2]) if ta else (sa[-2], sa[-1])
+        kb, n = (sb[-1], sb[-2]) if tb else (sb[-2], sb[-1])
+        if k != kb:
+            raise EmitError(f"matmul: inner dimensions differ ({k} and {kb})", span)
+        batch = math.prod(oshape[:-2]) if len(oshape) > 2 else 1
+        res = op.results[0]
+        out = self.P.new_ws(op.types[0].dtype, oshape, res in self.P.returned)
+        gc = gm.whole(out, span)
+
+        def bstride(g):
+            return 0 if len(g.shape) == 2 or g.shape[0] == 1 else g.shape[-2] * g.ld
+
+        cube = op.cube_tile or ((64, 64), (64, 64), (64, 64))
+        spec = MatmulSpec(
+            kernel=f"{self.P.p.name}_{self.block.name}_mm{self.nseg + 1}", a_dtype=ga.dtype, b_dtype=gb.dtype,
+            c_dtype=out.dtype, m=m, n=n, k=k, lda=ga.ld, ldb=gb.ld, ldc=gc.ld, trans_a=ta, trans_b=tb,
+            batch=batch, batch_stride_a=bstride(ga), batch_stride_b=bstride(gb), batch_stride_c=m * n if batch > 1 else 0,
+            base_m=cube[0][0], base_n=cube[2][0], base_k=cube[1][0], bias=len(gs) == 3,
+            comment=f"{self.block.name}: %{res} = matmul, line {span.line if span else '?'}")
+        if len(gs) == 3 and (gs[2].dtype != "fp32" or gs[2].rows * gs[2].cols != n):
+            unsupported("a matmul bias other than an fp32 row of n elements", span)
+        self.close()
+        self.nseg += 1
+        self.done.append(_CubeLaunch(spec, gs + [gc], span, f"{self.block.name} matmul %{res}"))
+        self.env[res] = gc
+        self._ir_shape[res] = oshape
+
+
+class _CubeLaunch:
+    """A matmul kernel in a block's launch order: operands (a, b[, bias]) and the result, all in GM."""
+
+    def __init__(self, spec, regions: list, span, label: str):
+        self.spec, self.regions, self.span, self.label = spec, regions, span, label
+        self.stores = [regions[-1]]
+        self.name = spec.kernel
