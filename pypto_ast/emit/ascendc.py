@@ -301,6 +301,7 @@ class _BlockPlanner:
         self.ub: dict = {}  # value name -> Segment holding it in UB
         self.vext: dict = {}  # value name -> (vr Expr, vc Expr)
         self.nokeep: set = set()  # reductions without keepdim (shape [R], stored per row)
+        self.colreduce: set = set()  # reductions over the rows ([R, C] -> [1, C])
         self.done: list = []  # closed segments, launched in order at the end
 
     # -- segment management --------------------------------------------------------------
@@ -418,9 +419,15 @@ class _BlockPlanner:
             n = len(gm.static_dims(self._operand_shape(src, op.span), op.span, "shape"))
             dim = op.attr("dim")
             dim = dim if isinstance(dim, int) else (dim[0] if isinstance(dim, tuple) and len(dim) == 1 else None)
+            rows, cols = gm.flat2(gm.static_dims(self._operand_shape(src, op.span), op.span, "shape"))
+            if dim is not None and n == 2 and dim % n == 0 and op.opcode in REDUCE:
+                if not op.attr("keepdim"):
+                    unsupported(f"'{op.opcode}' over the rows without keepdim", op.span)
+                self.colreduce.add(op.results[0])
+                return 1, cols
             if dim is None or (dim % n) != n - 1:
-                unsupported(f"'{op.opcode}' along axis {op.attr('dim')!r} (only the last axis)", op.span)
-            rows, _ = gm.flat2(gm.static_dims(self._operand_shape(src, op.span), op.span, "shape"))
+                unsupported(f"'{op.opcode}' along axis {op.attr('dim')!r} (only the last axis, or the rows of a 2-D value)",
+                            op.span)
             if not op.attr("keepdim"):
                 self.nokeep.add(op.results[0])
             return rows, 1
@@ -499,10 +506,8 @@ class _BlockPlanner:
         for (r, c), (er, ec) in exts:
             if r == shape2[0] and r != 1:
                 vr = gm.emin(vr, er)
-            if c == shape2[1] and c != 1 and op.opcode not in REDUCE and op.opcode != "prod":
+            if c == shape2[1] and c != 1:
                 vc = gm.emin(vc, ec)
-        if op.opcode in REDUCE or op.opcode == "prod":
-            vc = gm.C(1)
         self.vext[res] = (vr, vc)
         operands = tuple(ir.Value(self._key(x)) if isinstance(x, (ir.Value, ir.TensorRef)) else x
                          for x in op.operands)
@@ -510,6 +515,9 @@ class _BlockPlanner:
         seg.shape2[res] = shape2
         seg.dtype[res] = dt
         self.ub[res] = seg
+        if res in self.colreduce:  # complete only after the last tile: to GM, then a new kernel
+            seg.single_core = True
+            self.materialize(res, span)
 
     def _key(self, x) -> str:
         return x.name if isinstance(x, ir.Value) else "@" + x.name
@@ -545,9 +553,9 @@ class _BlockPlanner:
         self.store(val, buf, offsets, span)
 
     def store(self, val, buf: gm.Buffer, offsets: tuple, span):
-        if not isinstance(val, ir.Value):
+        if not isinstance(val, (ir.Value, ir.TensorRef)):
             unsupported("assemble of a non-value", span)
-        name = val.name
+        name = self._key(val)
         if name in self.ub and self.ub[name] is not self.cur:
             self.materialize(name, span)  # computed by an earlier kernel: copy it from GM
         if name in self.ub:
@@ -558,8 +566,6 @@ class _BlockPlanner:
         else:
             g0 = self.gval_of(val, span)
             dt, rows, cols, shape = g0.dtype, g0.rows, g0.cols, g0.shape
-        if dt == "bool":
-            unsupported(f"storing the boolean mask %{name}", span)
         if dt != buf.dtype:
             raise EmitError(f"assemble: dtype {dt} into @{buf.name} of {buf.dtype}", span)
         if name in self.nokeep:
@@ -591,7 +597,7 @@ class _BlockPlanner:
             seg.shape = (g.rows, g.cols)
             seg.span = span
             self.load(val, span)
-        seg.stores.append(Store(self._key(val), region))
+        seg.stores.append(Store(name, region))
         seg.written.add(buf.name)
 
     def concat(self, op: ir.Op):

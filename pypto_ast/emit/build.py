@@ -27,7 +27,11 @@ from .. import knobs
 FORMAT_VERSION = 1
 """Bump when the entry layout or the key changes: old entries then live in another ``v<N>``."""
 
-BASE_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared")
+BASE_FLAGS = ("-std=c++17", "-O3", "-fno-math-errno", "-fno-trapping-math", "-fPIC", "-shared", "-pthread")
+"""-O3 vectorises the host runtime's chunk loops; -fno-math-errno / -fno-trapping-math let
+sqrt and compare-and-select loops vectorise too (no result changes: IEEE rounding is kept, no
+-ffast-math).  No -march: the library stays portable (the runtime header picks AVX2 code at
+load time itself).  -pthread: pypto_host::Launch runs blocks on std::threads."""
 LIBRARY = "lib.so"
 META = "meta.json"
 _COMPILED = (".cpp", ".cc", ".cxx", ".c")
@@ -97,8 +101,21 @@ def build_host_library(
 
 
 def load_library(path: str | os.PathLike) -> ctypes.CDLL:
-    """Load a built library; the caller sets ``argtypes``/``restype`` on its functions."""
-    return ctypes.CDLL(str(path))
+    """Load a built library; the caller sets ``argtypes``/``restype`` on its functions.
+
+    A library built against the host kernel_operator.h gets ``knobs.host_threads`` (read now,
+    so assigning the attribute takes effect on the next load) through its
+    ``pypto_host_set_threads`` entry point.
+    """
+    lib = ctypes.CDLL(str(path))
+    try:
+        set_threads = lib.pypto_host_set_threads
+    except AttributeError:
+        return lib  # not a host-runtime library
+    set_threads.argtypes = [ctypes.c_int]
+    set_threads.restype = None
+    set_threads(int(knobs.host_threads))
+    return lib
 
 
 def _check_names(sources: Mapping[str, str]) -> None:

@@ -26,7 +26,7 @@ from ..transforms import ir
 from .errors import EmitError, unsupported
 from .gm import GVal
 
-CTYPE = {"fp32": "float", "fp16": "half", "int32": "int32_t"}
+CTYPE = {"fp32": "float", "fp16": "half", "int32": "int32_t", "bool": "uint8_t"}
 ES = {"fp32": 4, "fp16": 2, "int32": 4, "bool": 1}
 MAX_CORES = 40  # AIV cores on A2 (910B)
 BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "maximum": "Max", "minimum": "Min"}
@@ -39,7 +39,8 @@ REDUCE = {"sum": "ReduceSum", "amax": "ReduceMax", "amin": "ReduceMin"}
 COMPOSED_UNARY = ("neg", "sigmoid", "exp2", "expm1", "log2", "log10", "log1p", "sign", "lrelu", "clip")
 CREATION = ("full", "zeros", "ones")
 VECTOR_OPS = (set(BINARY) | set(COMPARE) | set(DIRECT_UNARY) | set(ROUNDING) | set(REDUCE)
-              | set(COMPOSED_UNARY) | set(CREATION) | {"cast", "where", "clone", "expand_clone", "prod", "pow"})
+              | set(COMPOSED_UNARY) | set(CREATION) | {"cast", "where", "clone", "expand_clone", "prod", "pow", "arange",
+                                                       "sin", "cos"})
 ROUND_MODES = ("CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC", "CAST_ODD")
 
 
@@ -74,6 +75,7 @@ class Segment:
     read: set = field(default_factory=set)  # buffer names loaded from
     tile_rows: int = 0  # rows of the vector tile in effect (0: none set)
     tile_cols: int = 0
+    single_core: bool = False  # a reduction over the rows accumulates across all tiles
     span: object = None
 
     def has(self, key: str) -> bool:
@@ -125,7 +127,7 @@ class SegmentEmitter:
     def plan(self):
         s = self.s
         R, Cc = s.shape
-        dts = set(s.dtype.values()) - {"bool"}
+        dts = set(s.dtype.values())
         for d in dts:
             if d not in CTYPE:
                 unsupported(f"dtype {d} in a vector kernel", s.span)
@@ -146,6 +148,11 @@ class SegmentEmitter:
         self.per_tile = [x for x in s.loads if x.kind in ("F", "R")]
         self.per_tile_set = [id(x) for x in self.per_tile]
         self.once = [x for x in s.loads if x.kind in ("C", "S")]
+        if len(self.per_tile) > 8:
+            unsupported(f"a kernel reading {len(self.per_tile)} tiled inputs (at most 8 VECIN queue buffers)", s.span)
+        # at most 8 VECOUT queue buffers (§5.1): further outputs leave through TBufs with manual sync
+        self.qstores = s.stores if len(s.stores) <= 8 else s.stores[:7]
+        self.xstores = [st for st in s.stores if st not in self.qstores]
         if s.tile_rows:  # the tile the kernel asked for; soc.check_plan reports it if it does not fit
             tr = max(1, min(s.tile_rows, R))
             self._plan_ub(tr)
@@ -191,7 +198,7 @@ class SegmentEmitter:
         for st in s.stores:
             last_use[st.key] = len(s.ops)
         out_home = {}
-        for st in s.stores:
+        for st in self.qstores:
             if st.key not in out_home and self._can_home(st):
                 out_home[st.key] = st
         home = {ld.key: ("in", ld) for ld in s.loads}
@@ -221,7 +228,9 @@ class SegmentEmitter:
                        and home.get(x.name, ("",))[0] == "in" and x.name not in reuse_in.values()
                        and self.kind(x.name) == "F" and id(home[x.name][1]) in self.per_tile_set
                        and s.dtype[x.name] == s.dtype[res]]
-            if res in out_home and self.kind(res) == out_home[res].kind:
+            if op.opcode in REDUCE and self.kind(res) == "C":  # accumulates across tiles
+                home[res] = ("acc", i)
+            elif res in out_home and self.kind(res) == out_home[res].kind:
                 home[res] = ("out", out_home[res])
             elif in_place and self.kind(res) == "F" and dead_in:
                 home[res] = home[dead_in[0]]
@@ -243,8 +252,13 @@ class SegmentEmitter:
             q += self._nbuf(len(self.per_tile)) * self._buf_bytes(ld.kind, ld.gval.dtype, tr)
         for ld in self.once:
             q += self._buf_bytes(ld.kind, ld.gval.dtype, tr)
-        for st in s.stores:
-            q += self._nbuf(len(s.stores)) * self._buf_bytes(st.kind if st.kind in ("F", "R") else "F", st.gval.dtype, tr)
+        for st in self.qstores:
+            q += self._nbuf(len(self.qstores)) * self._buf_bytes(st.kind if st.kind in ("F", "R") else "F", st.gval.dtype, tr)
+        for st in self.xstores:
+            q += self._buf_bytes(st.kind if st.kind in ("F", "R") else "F", st.gval.dtype, tr)
+        self.accs = [(i, s.dtype[op.results[0]]) for i, op in enumerate(s.ops)
+                     if op.opcode in REDUCE and self.kind(op.results[0]) == "C"]
+        q += sum(self._buf_bytes("C", dt, tr) for _, dt in self.accs)
         self.work_bytes = max(256, -(-self.cpad * 4 * 2 // 256) * 256, self.slot_bytes if self._needs_full_work() else 0)
         self.ub_bytes = q + nslots * self.slot_bytes + self.work_bytes
 
@@ -252,10 +266,11 @@ class SegmentEmitter:
         return 2 if n <= 4 else 1
 
     def _can_home(self, st: Store) -> bool:
-        return st.kind in ("F", "R")
+        return st.kind in ("F", "R") and st.gval.dtype != "bool"
 
     def _needs_full_work(self) -> bool:
-        return any(op.opcode in ("div", "sub", "where", "sign", "pow") or op.opcode in COMPARE for op in self.s.ops)
+        return any(op.opcode in ("div", "sub", "where", "sign", "pow", "sin", "cos") or op.opcode in COMPARE
+                   for op in self.s.ops)
 
     def _scratch_count(self, op) -> int:
         code = op.opcode
@@ -278,6 +293,8 @@ class SegmentEmitter:
             return f"l{where.field}"
         if kind == "out":
             return f"o{where.field}"
+        if kind == "acc":
+            return f"acc{where}.Get<{CTYPE[self.s.dtype[key]]}>()"
         dt = self.s.dtype[key]
         ct = "uint8_t" if dt == "bool" else CTYPE[dt]
         n = self.slot_bytes // (1 if dt == "bool" else ES[dt])
@@ -335,12 +352,17 @@ class SegmentEmitter:
                      f"{self._buf_bytes(r.kind, r.gval.dtype, tr)});")
         for r in self.once:
             L.append(f"        pipe->InitBuffer(c{r.field}, {self._buf_bytes(r.kind, r.gval.dtype, tr)});")
-        for r in s.stores:
-            L.append(f"        pipe->InitBuffer(q{r.field}, {self._nbuf(len(s.stores))}, "
+        for r in self.xstores:
+            L.append(f"        pipe->InitBuffer(xb{r.field}, "
+                     f"{self._buf_bytes(r.kind if r.kind in ('F', 'R') else 'F', r.gval.dtype, tr)});")
+        for r in self.qstores:
+            L.append(f"        pipe->InitBuffer(q{r.field}, {self._nbuf(len(self.qstores))}, "
                      f"{self._buf_bytes(r.kind if r.kind in ('F', 'R') else 'F', r.gval.dtype, tr)});")
         if self.nslots:
             L.append(f"        pipe->InitBuffer(tmp, {self.nslots * self.slot_bytes});")
         L.append(f"        pipe->InitBuffer(work, {self.work_bytes});")
+        for i, dt in self.accs:
+            L.append(f"        pipe->InitBuffer(acc{i}, {self._buf_bytes('C', dt, tr)});")
         L += ["    }", "    __aicore__ inline void Process()", "    {"]
         for r in self.once:
             ct = CTYPE[r.gval.dtype]
@@ -368,9 +390,15 @@ class SegmentEmitter:
         for r in self.per_tile:
             ct = CTYPE[r.gval.dtype]
             L.append(f"        AscendC::LocalTensor<{ct}> l{r.field} = q{r.field}.DeQue<{ct}>();")
-        for r in s.stores:
+        for r in self.qstores:
             ct = CTYPE[r.gval.dtype]
             L.append(f"        AscendC::LocalTensor<{ct}> o{r.field} = q{r.field}.AllocTensor<{ct}>();")
+        for r in self.xstores:
+            ct = CTYPE[r.gval.dtype]
+            L.append(f"        AscendC::LocalTensor<{ct}> o{r.field} = xb{r.field}.Get<{ct}>();")
+        if self.xstores:  # the previous tile's copy-out of the TBuf outputs must be done
+            L.append("        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(1);")
+            L.append("        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(1);")
         body = []
         for i, op in enumerate(s.ops):
             if self.lines_on and op.span is not None:
@@ -378,39 +406,62 @@ class SegmentEmitter:
             body.extend(self._op(i, op))
         for r in s.stores:
             h = self.home.get(r.key)
+            if r.gval.dtype == "bool":  # bit mask -> one byte 0/1 per element (Select in half, Cast to uint8)
+                n = self.count(r.key)
+                body += [f"        AscendC::Duplicate(work.Get<half>(), static_cast<half>(1.0f), {n});  // bool @{r.gval.buf.name}",
+                         f"        AscendC::Select(work.GetWithOffset<half>({n}, {n * 2}), {self.ref(r.key)}, work.Get<half>(), "
+                         f"static_cast<half>(0.0f), AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, {n});",
+                         f"        AscendC::Cast(o{r.field}, work.GetWithOffset<half>({n}, {n * 2}), "
+                         f"AscendC::RoundMode::CAST_NONE, {n});"]
+                continue
             if not (h[0] == "out" and h[1] is r):
                 n = self.count(r.key) if r.kind in ("F", "R") else self.stride(r.kind, r.gval.dtype)
                 body.append(f"        AscendC::DataCopy(o{r.field}, {self.ref(r.key)}, {n});  // UB -> UB for @{r.gval.buf.name}")
         L.extend(body)
         if self.lines_on and body:
             L.append(f'#line {len(L) + 2} "{s.name}.cpp"')
-        for r in s.stores:
+        for r in self.qstores:
             L.append(f"        q{r.field}.EnQue(o{r.field});")
         for r in self.per_tile:
             L.append(f"        q{r.field}.FreeTensor(l{r.field});")
         L += ["    }", "    __aicore__ inline void CopyOut(uint32_t r0, uint32_t c0, uint32_t nr, uint32_t nc)", "    {",
               "        (void)c0; (void)nc;"]
+        if self.xstores:
+            L.append("        AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(1);")
+            L.append("        AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(1);")
         for r in s.stores:
             ct = CTYPE[r.gval.dtype]
-            L.append(f"        AscendC::LocalTensor<{ct}> y{r.field} = q{r.field}.DeQue<{ct}>();")
-            if r.kind in ("C", "S"):
+            if r in self.xstores:
+                L.append(f"        AscendC::LocalTensor<{ct}> y{r.field} = xb{r.field}.Get<{ct}>();")
+            else:
+                L.append(f"        AscendC::LocalTensor<{ct}> y{r.field} = q{r.field}.DeQue<{ct}>();")
+            if r.kind in ("C", "S") and s.single_core:
+                L.append(f"        if (r0 + nr == {R}u) {{  // complete after the last tile")
+                L.append("            " + self._copy_out(r, "0", "1", f"y{r.field}"))
+                L.append("        }")
+            elif r.kind in ("C", "S"):
                 L.append(f"        if (r0 == 0) {{  // a row broadcast over tiles: written once")
                 L.append("            " + self._copy_out(r, "0", "1", f"y{r.field}"))
                 L.append("        }")
             else:
                 L.append("        " + self._copy_out(r, "r0", "nr", f"y{r.field}"))
-            L.append(f"        q{r.field}.FreeTensor(y{r.field});")
+            if r not in self.xstores:
+                L.append(f"        q{r.field}.FreeTensor(y{r.field});")
         L += ["    }", "", "    AscendC::TPipe* pipe;"]
         for r in self.per_tile:
             L.append(f"    AscendC::TQue<AscendC::TPosition::VECIN, 1> q{r.field};  // @{r.gval.buf.name}")
         for r in self.once:
             L.append(f"    AscendC::TBuf<AscendC::TPosition::VECCALC> c{r.field};  // @{r.gval.buf.name}, loaded once")
             L.append(f"    AscendC::LocalTensor<{CTYPE[r.gval.dtype]}> l{r.field};")
-        for r in s.stores:
+        for r in self.qstores:
             L.append(f"    AscendC::TQue<AscendC::TPosition::VECOUT, 1> q{r.field};  // @{r.gval.buf.name}")
+        for r in self.xstores:
+            L.append(f"    AscendC::TBuf<AscendC::TPosition::VECOUT> xb{r.field};  // @{r.gval.buf.name} (manual sync)")
         if self.nslots:
             L.append(f"    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp;  // {self.nslots} slots of {self.slot_bytes} B")
         L.append("    AscendC::TBuf<AscendC::TPosition::VECCALC> work;  // reduce work / broadcast scalars")
+        for i, dt in self.accs:
+            L.append(f"    AscendC::TBuf<AscendC::TPosition::VECCALC> acc{i};  // a reduction over the rows, kept across tiles")
         for r in regions:
             L.append(f"    AscendC::GlobalTensor<{CTYPE[r.gval.dtype]}> g{r.field};")
         L.append("    uint64_t " + ", ".join(f"off{r.field}" for r in regions) + ";")
@@ -420,7 +471,7 @@ class SegmentEmitter:
               "    AscendC::TPipe pipe;", f"    {cls} op;",
               f"    op.Init(&pipe, {', '.join(f't{r.field}' for r in regions)}, tiling);", "    op.Process();", "}"]
         info = {"kernel": s.name, "kind": "vector", "block": s.label.split()[0], "file": f"{s.name}.cpp",
-                "shape": [R, Cc], "tile_rows": tr, "tile": [tr, self.tc], "tiles": nt, "num_blocks": min(nt, MAX_CORES),
+                "shape": [R, Cc], "tile_rows": tr, "tile": [tr, self.tc], "tiles": nt, "num_blocks": 1 if s.single_core else min(nt, MAX_CORES),
                 "ub_bytes": self.ub_bytes,
                 "tiling": [{"index": r.field, "tensor": r.gval.buf.name, "buffer_kind": r.gval.buf.kind,
                             "dir": "in" if r in s.loads else "out"} for r in regions]}
@@ -676,6 +727,17 @@ class SegmentEmitter:
             else:
                 unsupported(f"expand_clone from a {sk} value to a {rk} value", span)
             return out
+        if code == "arange":
+            if rk not in ("C", "S") and not (rk == "F" and self.s.shape[0] == 1):
+                unsupported("'arange' other than as a 1-D row", span)
+            start, step = op.attr("start", 0), op.attr("step", 1)
+            ct = CTYPE[dt]
+            self._vs_sync(out)
+            out.append(f"        for (uint32_t j = 0; j < {self.s.shape[1] if rk == 'C' else 1}u; ++j) {{{cm} (scalar fill)")
+            out.append(f"            {dst}.SetValue(j, static_cast<{ct}>({float(start)!r} + {float(step)!r} * static_cast<double>(j)));")
+            out.append("        }")
+            self._sv_sync(out)
+            return out
         if code in CREATION:
             v = {"zeros": 0, "ones": 1}.get(code)
             if v is None:
@@ -734,6 +796,14 @@ class SegmentEmitter:
         code, span = op.opcode, op.span
         sk = self.kind(src)
         rk = self.kind(res)
+        if sk == "F" and rk == "C" and code in REDUCE:  # over the rows: one core, accumulated per tile
+            acc = self.ref(res)
+            init = {"sum": "0.0", "amax": "-INFINITY", "amin": "INFINITY"}[code]
+            fn = {"sum": "Add", "amax": "Max", "amin": "Min"}[code]
+            ct = CTYPE[dt]
+            out.append(f"        if (r0 == 0) AscendC::Duplicate({acc}, static_cast<{ct}>({init}), {self.cpad});{cm}")
+            self._rows(out, [f"AscendC::{fn}({acc}, {acc}, {self.ref(src)}[r * {self.cpad}], {self.cpad});"])
+            return out
         if sk != "F" or rk != "R":
             unsupported(f"'{code}' other than along the last axis of a full value", span)
         dst = self.ref(res)
