@@ -35,9 +35,20 @@ def _choice(env: str, default: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
+def _count(env: str, default: int) -> int:
+    value = _text(env, str(default))
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise KnobError(f"{env}={value!r}: expected a whole number >= 0")
+    return number
+
+
 def reload() -> None:
     """Re-read every knob from the environment (import does this once)."""
-    global cache_dir, always_compile, dump, backtrace, backend, cxx
+    global cache_dir, always_compile, dump, backtrace, backend, cxx, host_threads
 
     cache_dir = Path(_text("PYPTO_AST_CACHE_DIR", "~/.cache/pypto-ast")).expanduser()
     """Root of the compile cache; entries live under ``<cache_dir>/v<N>/<digest>/``."""
@@ -57,6 +68,9 @@ def reload() -> None:
     cxx = _text("PYPTO_AST_CXX", "g++")
     """C++ compiler for the host backend (a name on PATH or a path)."""
 
+    host_threads = _count("PYPTO_AST_HOST_THREADS", 0)
+    """Threads the host backend runs a launch's blocks on; 0 = one per core (capped by blocks)."""
+
 
 cache_dir: Path
 always_compile: bool
@@ -64,5 +78,6 @@ dump: bool
 backtrace: bool
 backend: str
 cxx: str
+host_threads: int
 
 reload()

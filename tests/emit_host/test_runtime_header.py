@@ -803,6 +803,54 @@ VIOLATIONS = {
         AscendC::Exp(a, a, 8);""",
         "Exp: dtype int32_t is not supported on A2 (allowed: half float",
     ),
+    "vector_partial_overlap_half": (
+        """TPipe pipe; TBuf<> x; pipe.InitBuffer(x, 512);
+        LocalTensor<half> a = x.Get<half>();
+        AscendC::Add(a, a, a[16], 64);""",
+        "Add: dst UB [0, 128) partially overlaps a source [32, 160)",
+    ),
+    "vector_partial_overlap_src1_float": (
+        """TPipe pipe; TBuf<> x; pipe.InitBuffer(x, 512);
+        LocalTensor<float> a = x.Get<float>();
+        AscendC::Div(a[8], a[8], a, 64);""",
+        "Div: dst UB [32, 288) partially overlaps a source [0, 256)",
+    ),
+    "vector_dtype_div_int": (
+        """TPipe pipe; TBuf<> x; pipe.InitBuffer(x, 256);
+        LocalTensor<int32_t> a = x.Get<int32_t>();
+        AscendC::Div(a, a, a, 8);""",
+        "Div: dtype int32_t is not supported on A2 (allowed: half float",
+    ),
+    "vector_negative_count_half": (
+        """TPipe pipe; TBuf<> x; pipe.InitBuffer(x, 256);
+        LocalTensor<half> a = x.Get<half>();
+        AscendC::Exp(a, a, -1);""",
+        "Exp: negative count -1",
+    ),
+    "vector_count_exceeds_half": (
+        """TPipe pipe; TBuf<> x; pipe.InitBuffer(x, 256);
+        LocalTensor<half> a = x.Get<half>();
+        AscendC::Sqrt(a, a, 129);""",
+        "Sqrt: count 129 exceeds the dst tensor's size of 128 elements",
+    ),
+    "scalar_op_misaligned_half": (
+        """TPipe pipe; TBuf<> x; pipe.InitBuffer(x, 256);
+        LocalTensor<half> a = x.Get<half>();
+        AscendC::Maxs(a, a[2], half(1.0f), 8);""",
+        "Maxs: src UB address 4 is not 32-byte aligned",
+    ),
+    "reducemax_count_exceeds": (
+        """TPipe pipe; TBuf<> x, w; pipe.InitBuffer(x, 256); pipe.InitBuffer(w, 256);
+        LocalTensor<float> a = x.Get<float>(), b = w.Get<float>();
+        AscendC::ReduceMax(a, a, b, 65, true);""",
+        "ReduceMax: count 65 exceeds the src tensor's size of 64 elements",
+    ),
+    "duplicate_count_exceeds": (
+        """TPipe pipe; TBuf<> x; pipe.InitBuffer(x, 256);
+        LocalTensor<float> a = x.Get<float>();
+        AscendC::Duplicate(a[8], 1.0f, 57);""",
+        "Duplicate: count 57 exceeds the dst tensor's size of 56 elements",
+    ),
     "cast_bad_mode": (
         """TPipe pipe; TBuf<> x, y; pipe.InitBuffer(x, 256); pipe.InitBuffer(y, 256);
         LocalTensor<float> a = x.Get<float>(); LocalTensor<int32_t> b = y.Get<int32_t>();
@@ -921,3 +969,362 @@ void kernel()
     proc = build_and_run(tmp_path, "limits", src)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:2] == ["used 196608", "2 4096"]
+
+
+# ------------------------------------------------------------------------------------------
+# Launch on several threads (PYPTO_AST_HOST_THREADS / SetHostThreads)
+# ------------------------------------------------------------------------------------------
+
+THREADED = r"""
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <thread>
+
+std::mutex g_idsMutex;
+std::set<std::thread::id> g_ids;
+
+// Block b: z[b-th slice] = x[slice] * (b + 1) + b, tile by tile; GetValue on GM counts too.
+extern "C" __global__ __aicore__ void scale_blocks(GM_ADDR x, GM_ADDR z, uint32_t perCore, uint32_t tile)
+{
+    {
+        std::lock_guard<std::mutex> lock(g_idsMutex);
+        g_ids.insert(std::this_thread::get_id());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // let the other threads start
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> qi;
+    TQue<TPosition::VECOUT, 1> qo;
+    pipe.InitBuffer(qi, 2, tile * sizeof(float));
+    pipe.InitBuffer(qo, 2, tile * sizeof(float));
+    GlobalTensor<float> xg, zg;
+    const uint64_t base = static_cast<uint64_t>(perCore) * GetBlockIdx();
+    xg.SetGlobalBuffer((__gm__ float*)x + base, perCore);
+    zg.SetGlobalBuffer((__gm__ float*)z + base, perCore);
+    const float b = static_cast<float>(GetBlockIdx());
+    (void)xg.GetValue(0);
+    for (uint32_t i = 0; i < perCore / tile; ++i) {
+        LocalTensor<float> in = qi.AllocTensor<float>();
+        DataCopy(in, xg[i * tile], tile);
+        qi.EnQue(in);
+        LocalTensor<float> a = qi.DeQue<float>();
+        LocalTensor<float> o = qo.AllocTensor<float>();
+        Muls(o, a, b + 1.0f, tile);
+        Adds(o, o, b, tile);
+        Exp(o, o, tile);
+        qo.EnQue(o);
+        qi.FreeTensor(a);
+        LocalTensor<float> out = qo.DeQue<float>();
+        DataCopy(zg[i * tile], out, tile);
+        qo.FreeTensor(out);
+    }
+}
+
+int main(int argc, char** argv)
+{
+    const int threads = std::atoi(argv[1]);
+    if (threads >= 0) pypto_host::SetHostThreads(threads);  // -1: PYPTO_AST_HOST_THREADS decides
+    const uint32_t blocks = 37, perCore = 512, tile = 128;
+    std::vector<float> x(blocks * perCore), z(blocks * perCore, -1.0f);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 97) - 48) / 32.0f;
+    try {
+        pypto_host::Launch(blocks, scale_blocks, (GM_ADDR)x.data(), (GM_ADDR)z.data(), perCore, tile);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 4;
+    }
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the output bytes
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(z.data());
+    for (size_t i = 0; i < z.size() * sizeof(float); ++i) h = (h ^ p[i]) * 1099511628211ull;
+    const auto& t = pypto_host::Traffic();
+    std::printf("hash %016llx\n", (unsigned long long)h);
+    std::printf("traffic %llu %llu %llu %llu %llu\n", (unsigned long long)t.gmToUbBytes,
+                (unsigned long long)t.ubToGmBytes, (unsigned long long)t.gmToUbCalls,
+                (unsigned long long)t.ubToGmCalls, (unsigned long long)t.gmScalarBytes);
+    std::fprintf(stderr, "threads used %zu\n", g_ids.size());
+    return 0;
+}
+"""
+
+
+def _run_with(exe: Path, arg: str, env_threads=None) -> subprocess.CompletedProcess:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PYPTO_AST_HOST_THREADS"}
+    if env_threads is not None:
+        env["PYPTO_AST_HOST_THREADS"] = env_threads
+    return subprocess.run([str(exe), arg], capture_output=True, text=True, timeout=60,
+                          check=False, env=env)
+
+
+def test_launch_on_threads_matches_one_thread(tmp_path):
+    exe = compile_program(THREADED, tmp_path / "threaded")
+    one = _run_with(exe, "1")
+    assert one.returncode == 0, one.stderr
+    assert "threads used 1" in one.stderr
+    blocks, per_core = 37, 512
+    # every block's tiles and its one GetValue, summed over the blocks
+    assert one.stdout.split("\n")[1] == (
+        f"traffic {blocks * per_core * 4} {blocks * per_core * 4} {blocks * 4} {blocks * 4} {blocks * 4}"
+    )
+    for arg, env in (("4", None), ("2", None), ("0", None), ("-1", "3"), ("-1", None)):
+        many = _run_with(exe, arg, env)
+        assert many.returncode == 0, many.stderr
+        assert many.stdout == one.stdout, (arg, env)
+    assert "threads used 4" in _run_with(exe, "4").stderr
+    assert "threads used 3" in _run_with(exe, "-1", "3").stderr
+
+
+def test_bad_thread_count_variable_is_an_error(tmp_path):
+    exe = compile_program(THREADED, tmp_path / "threaded")
+    proc = _run_with(exe, "-1", "lots")
+    assert proc.returncode == 4
+    assert "PYPTO_AST_HOST_THREADS=lots: expected a thread count >= 0" in proc.stderr
+
+
+THREADED_FAULT = r"""
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+// Blocks 5 and 11 fault with different messages; block 11 (and 12+) get there first in time.
+extern "C" __global__ __aicore__ void faulty(GM_ADDR x)
+{
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 256);
+    GlobalTensor<float> xg;
+    xg.SetGlobalBuffer((__gm__ float*)x, 64);
+    const int64_t b = GetBlockIdx();
+    if (b < 8) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (b == 5) {
+        LocalTensor<float> t = q.AllocTensor<float>();
+        DataCopy(t, xg[40], 64);  // 24 elements too far
+    }
+    if (b == 11) q.DeQue<float>();
+}
+
+int main(int argc, char** argv)
+{
+    pypto_host::SetHostThreads(std::atoi(argv[1]));
+    alignas(64) static float gx[64];
+    try {
+        pypto_host::Launch(16, faulty, (GM_ADDR)gx);
+    } catch (const pypto_host::HardwareFault& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 3;
+    }
+    std::printf("NO FAULT\n");
+    return 0;
+}
+"""
+
+
+def test_fault_in_one_block_of_a_threaded_launch(tmp_path):
+    exe = compile_program(THREADED_FAULT, tmp_path / "threaded_fault")
+    want = ("pypto_host::HardwareFault: DataCopy(GM->UB): GM access out of bounds: bytes [160, 416) "
+            "of a buffer of 256 bytes")
+    for arg in ("1", "4", "4", "4", "16"):
+        proc = run_args(exe, arg)
+        assert proc.returncode == 3, proc.stdout + proc.stderr
+        assert proc.stderr.startswith(want), (arg, proc.stderr)
+
+
+def run_args(exe: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=60, check=False)
+
+
+# ------------------------------------------------------------------------------------------
+# Fast paths: same numbers as the exact definitions
+# ------------------------------------------------------------------------------------------
+
+HALF_OPS = r"""
+// For every half bit pattern a and a partner b, print the bits of a+b a-b a*b a/b max min sqrt(a).
+void kernel()
+{
+    TPipe pipe;
+    TBuf<> ba, bb, bd;
+    const uint32_t n = 8192;
+    pipe.InitBuffer(ba, n * 2);
+    pipe.InitBuffer(bb, n * 2);
+    pipe.InitBuffer(bd, n * 2);
+    LocalTensor<half> a = ba.Get<half>(), b = bb.Get<half>(), d = bd.Get<half>();
+    for (uint32_t base = 0; base < 65536; base += n) {
+        for (uint32_t i = 0; i < n; ++i) {
+            a.SetValue(i, half::FromBits(static_cast<uint16_t>(base + i)));
+            b.SetValue(i, half::FromBits(static_cast<uint16_t>(((base + i) * 7919u + 13u) & 0xFFFFu)));
+        }
+        for (int op = 0; op < 7; ++op) {
+            switch (op) {
+            case 0: Add(d, a, b, n); break;
+            case 1: Sub(d, a, b, n); break;
+            case 2: Mul(d, a, b, n); break;
+            case 3: Div(d, a, b, n); break;
+            case 4: Max(d, a, b, n); break;
+            case 5: Min(d, a, b, n); break;
+            case 6: Sqrt(d, a, n); break;
+            }
+            for (uint32_t i = 0; i < n; ++i) std::printf("%u\n", (unsigned)d.GetValue(i).Bits());
+        }
+    }
+}
+""" + FAULT_MAIN
+
+
+def _half(bits: int) -> float:
+    return struct.unpack("<e", struct.pack("<H", bits))[0]
+
+
+def _half_result(v: float) -> int:
+    return 0x7E00 if math.isnan(v) else half_bits(v)
+
+
+def _div(x: float, y: float) -> float:
+    if y != 0:
+        return x / y
+    if x == 0 or math.isnan(x):
+        return math.nan
+    return math.copysign(math.inf, x) * math.copysign(1.0, y)
+
+
+def test_half_fast_path_is_exactly_rounded(tmp_path):
+    proc = build_and_run(tmp_path, "halfops", HALF_OPS)
+    assert proc.returncode == 0, proc.stderr
+    got = [int(v) for v in proc.stdout.split() if v.isdigit()]
+    n, k = 8192, 0
+    ops = [
+        lambda x, y: x + y if not (math.isinf(x) and math.isinf(y) and x != y) else math.nan,
+        lambda x, y: x - y if not (math.isinf(x) and math.isinf(y) and x == y) else math.nan,
+        lambda x, y: math.nan if (x == 0 and math.isinf(y)) or (y == 0 and math.isinf(x)) else x * y,
+        _div,
+        lambda x, y: x if (math.isnan(x) or x > y) else y,
+        lambda x, y: x if (math.isnan(x) or x < y) else y,
+        lambda x, y: math.nan if x < 0 else (x if x == 0 or math.isinf(x) or math.isnan(x) else math.sqrt(x)),
+    ]
+    bad = []
+    for base in range(0, 65536, n):
+        a = [_half(base + i) for i in range(n)]
+        b = [_half(((base + i) * 7919 + 13) & 0xFFFF) for i in range(n)]
+        for op in ops:
+            for i in range(n):
+                want = _half_result(op(a[i], b[i]))
+                if got[k] != want and len(bad) < 5:
+                    bad.append((ops.index(op), hex(base + i), got[k], want))
+                k += 1
+    assert k == len(got)
+    assert not bad
+
+
+FLOAT_REDUCE = r"""
+void kernel()
+{
+    TPipe pipe;
+    TBuf<> bs, bd, bw;
+    pipe.InitBuffer(bs, 4096);
+    pipe.InitBuffer(bd, 32);
+    pipe.InitBuffer(bw, 4096);
+    LocalTensor<float> s = bs.Get<float>(), d = bd.Get<float>(), w = bw.Get<float>();
+    auto show = [&](const char* what) {
+        std::printf("%s %08x %u\n", what, (unsigned)d.ReinterpretCast<uint32_t>().GetValue(0),
+                    (unsigned)d.ReinterpretCast<uint32_t>().GetValue(1));
+    };
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float v1[] = {-0.0f, 0.0f, 3.0f, nan, 3.0f, -5.0f, 0.0f};
+    for (uint32_t i = 0; i < 7; ++i) s.SetValue(i, v1[i]);
+    ReduceMax(d, s, w, 7, true); show("max1");
+    ReduceMin(d, s, w, 7, true); show("min1");
+    ReduceMax(d, s, w, 2, true); show("max_zeros");
+    ReduceMin(d, s, w, 2, true); show("min_zeros");
+    s.SetValue(0, nan);
+    ReduceMax(d, s, w, 7, true); show("max_nan_first");
+    for (uint32_t i = 0; i < 1000; ++i) s.SetValue(i, static_cast<float>((i * 37u) % 101u) * 0.37f - 17.0f);
+    s.SetValue(777, 1000.0f);
+    s.SetValue(900, 1000.0f);
+    s.SetValue(901, -1000.0f);
+    ReduceMax(d, s, w, 1000, true); show("max_long");
+    ReduceMin(d, s, w, 1000, true); show("min_long");
+    ReduceSum(d, s, w, 1000); show("sum_long");
+    ReduceSum(d, s, w, 64); show("sum_64");
+}
+""" + FAULT_MAIN
+
+
+def test_float_reductions_fast_paths(tmp_path):
+    import numpy as np
+
+    src = "#include <limits>\n" + FLOAT_REDUCE
+    proc = build_and_run(tmp_path, "freduce", src)
+    assert proc.returncode == 0, proc.stderr
+    got = {line.split()[0]: (int(line.split()[1], 16), int(line.split()[2])) for line in proc.stdout.split("\n") if line and line != "NO FAULT"}
+
+    def bits(v):
+        return struct.unpack("<I", struct.pack("<f", v))[0]
+
+    assert got["max1"][0] == bits(3.0) and got["max1"][1] == 2
+    assert got["min1"][0] == bits(-5.0) and got["min1"][1] == 5
+    assert got["max_zeros"] == (0x80000000, 0)  # -0 first, +0 is not greater
+    assert got["min_zeros"] == (0x80000000, 0)
+    assert got["max_nan_first"][1] == 0 and (got["max_nan_first"][0] & 0x7FFFFFFF) > 0x7F800000
+    assert got["max_long"] == (bits(1000.0), 777)
+    assert got["min_long"] == (bits(-1000.0), 901)
+
+    x = (np.array([((i * 37) % 101) for i in range(1000)], dtype=np.float32) * np.float32(0.37)) - np.float32(17.0)
+    x[777] = x[900] = 1000.0
+    x[901] = -1000.0
+
+    def tree(v):  # TreeSum: halves (n + 1) // 2, in float32
+        if len(v) == 1:
+            return v[0]
+        h = (len(v) + 1) // 2
+        return np.float32(tree(v[:h]) + tree(v[h:]))
+
+    acc = None
+    for i in range(0, 1000, 64):
+        part = tree(x[i:i + 64])
+        acc = part if acc is None else np.float32(acc + part)
+    assert got["sum_long"][0] == bits(float(acc))
+    assert got["sum_64"][0] == bits(float(tree(x[:64])))
+
+
+FLOAT_EXP = r"""
+void kernel()
+{
+    TPipe pipe;
+    TBuf<> bx;
+    const uint32_t n = 4096;
+    pipe.InitBuffer(bx, n * 4);
+    LocalTensor<float> x = bx.Get<float>();
+    for (uint32_t i = 0; i < n; ++i) x.SetValue(i, -110.0f + 0.05f * static_cast<float>(i));
+    x.SetValue(0, std::numeric_limits<float>::quiet_NaN());
+    x.SetValue(1, std::numeric_limits<float>::infinity());
+    x.SetValue(2, -std::numeric_limits<float>::infinity());
+    x.SetValue(3, 88.72f);
+    x.SetValue(4, 88.73f);
+    x.SetValue(5, -87.5f);
+    x.SetValue(6, -0.0f);
+    for (uint32_t i = 0; i < n; ++i) std::printf("%a ", (double)x.GetValue(i));
+    std::printf("\n");
+    Exp(x, x, n);
+    for (uint32_t i = 0; i < n; ++i) std::printf("%a ", (double)x.GetValue(i));
+    std::printf("\n");
+}
+""" + FAULT_MAIN
+
+
+def test_float_exp_within_one_ulp(tmp_path):
+    proc = build_and_run(tmp_path, "fexp", "#include <limits>\n" + FLOAT_EXP)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().split("\n")[:2]
+    xs, ys = ([float(v) if v.lstrip("-") in ("nan", "inf") else float.fromhex(v) for v in line.split()]
+              for line in lines)
+    for x, y in zip(xs, ys):
+        if math.isnan(x):
+            assert math.isnan(y)
+            continue
+        want = math.exp(x) if x < 709 else math.inf
+        if want > 3.4028234663852886e38:  # beyond FLT_MAX (rounds to inf)
+            assert y == math.inf or want < 3.4028235677973366e38, (x, y)
+            continue
+        ulp = 2.0 ** (max(math.frexp(want)[1] - 24, -149)) if want else 2.0 ** -149
+        assert abs(y - want) <= ulp, (x.hex(), y, want)
