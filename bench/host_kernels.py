@@ -13,8 +13,9 @@ Kernels (PyPTO source written into a temp dir, then load_module + find_kernel + 
 Columns:
   emit ms   lower + emit("ascendc") (no build), median of --repeat
   host ms   run_host(program, inputs, files=...) with the library already built (the first
-            call warms the build cache, untimed), median of --repeat; the host model runs
-            on one thread
+            call warms the build cache, untimed), median of --repeat; the blocks of each
+            launch run on knobs.host_threads threads (PYPTO_AST_HOST_THREADS, --threads;
+            0 = one per core, capped by the block count)
   eager ms  the same computation in torch eager on the CPU, median of --repeat
   eager/host  > 1 means the host backend is faster
   GM/min    GM traffic (gm_to_ub + ub_to_gm bytes) over the minimum (every tensor read once,
@@ -25,6 +26,7 @@ Outputs are checked against eager with torch.testing.assert_close.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import sys
@@ -142,6 +144,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="small shapes ([256, 1024], 128^3)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="host backend threads (sets knobs.host_threads; default: the knob, 0 = one per core)")
     args = ap.parse_args()
 
     import torch
@@ -149,7 +153,13 @@ def main() -> None:
     from pypto_ast import pipeline
     from pypto_ast.emit.host_backend import run_host
 
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads (eager); host backend: 1 thread")
+    from pypto_ast import knobs
+
+    if args.threads is not None:
+        knobs.host_threads = args.threads
+    cores = os.cpu_count() or 1
+    host_threads = f"{knobs.host_threads} thread(s)" if knobs.host_threads else f"auto, up to {cores} thread(s)"
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads (eager); host backend: {host_threads}")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, label, template, sub, inputs, eager, eager_args, tol in cases(args.quick):
