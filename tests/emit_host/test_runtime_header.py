@@ -1328,3 +1328,45 @@ def test_float_exp_within_one_ulp(tmp_path):
             continue
         ulp = 2.0 ** (max(math.frexp(want)[1] - 24, -149)) if want else 2.0 ** -149
         assert abs(y - want) <= ulp, (x.hex(), y, want)
+
+
+CAST_FAST = r"""
+// Every half -> float (CAST_NONE), and a spread of float bit patterns -> half (CAST_RINT).
+void kernel()
+{
+    TPipe pipe;
+    TBuf<> bh, bf;
+    const uint32_t n = 8192;
+    pipe.InitBuffer(bh, n * 2);
+    pipe.InitBuffer(bf, n * 4);
+    LocalTensor<half> h = bh.Get<half>();
+    LocalTensor<float> f = bf.Get<float>();
+    for (uint32_t base = 0; base < 65536; base += n) {
+        for (uint32_t i = 0; i < n; ++i) h.SetValue(i, half::FromBits(static_cast<uint16_t>(base + i)));
+        Cast(f, h, RoundMode::CAST_NONE, n);
+        for (uint32_t i = 0; i < n; ++i) std::printf("%u\n", (unsigned)f.ReinterpretCast<uint32_t>().GetValue(i));
+    }
+    for (uint32_t round = 0; round < 8; ++round) {
+        for (uint32_t i = 0; i < n; ++i) {
+            f.ReinterpretCast<uint32_t>().SetValue(i, (round * n + i) * 65521u + (round * n + i) % 7u);
+        }
+        Cast(h, f, RoundMode::CAST_RINT, n);
+        for (uint32_t i = 0; i < n; ++i) std::printf("%u\n", (unsigned)h.GetValue(i).Bits());
+    }
+}
+""" + FAULT_MAIN
+
+
+def test_cast_float_half_fast_paths_are_exact(tmp_path):
+    proc = build_and_run(tmp_path, "castfast", CAST_FAST)
+    assert proc.returncode == 0, proc.stderr
+    got = [int(v) for v in proc.stdout.split() if v.isdigit()]
+    assert len(got) == 65536 + 8 * 8192
+    for bits in range(65536):
+        v = _half(bits)
+        want = 0x7FC00000 if math.isnan(v) else struct.unpack("<I", struct.pack("<f", v))[0]
+        assert got[bits] == want, hex(bits)
+    for j in range(8 * 8192):
+        fbits = (j * 65521 + j % 7) & 0xFFFFFFFF
+        v = struct.unpack("<f", struct.pack("<I", fbits))[0]
+        assert got[65536 + j] == _half_result(v), hex(fbits)

@@ -1379,6 +1379,29 @@ template <typename T, typename F> PYPTO_HOST_SIMD void FastUnary(uint8_t* d, con
         StoreF<T>(d + o, x, m);
     }
 }
+// Cast float -> half (RINT / NONE: round to nearest even) and half -> float (exact), with
+// the generic path's results: NaN -> 0x7E00 / 0x7FC00000 (fp::Encode / a quiet NaN).
+PYPTO_HOST_SIMD inline void CastF32ToF16(uint8_t* d, const uint8_t* s, int64_t n)
+{
+    alignas(64) float x[kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+        const int64_t m = n - i < kChunk ? n - i : kChunk;
+        std::memcpy(x, s + static_cast<size_t>(i) * 4, static_cast<size_t>(m) * 4);
+        StoreF<half>(d + static_cast<size_t>(i) * 2, x, m);
+    }
+}
+PYPTO_HOST_SIMD inline void CastF16ToF32(uint8_t* d, const uint8_t* s, int64_t n)
+{
+    alignas(64) float x[kChunk];
+    uint32_t b[kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+        const int64_t m = n - i < kChunk ? n - i : kChunk;
+        LoadF<half>(x, s + static_cast<size_t>(i) * 2, m);
+        std::memcpy(b, x, static_cast<size_t>(m) * 4);
+        for (int64_t k = 0; k < m; ++k) b[k] = (b[k] & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FC00000u : b[k];
+        std::memcpy(d + static_cast<size_t>(i) * 4, b, static_cast<size_t>(m) * 4);
+    }
+}
 // Float forms of Arith: exact IEEE float results, identical to Arith<float> (double then
 // rounded once) and, through FloatToHalf, to Arith<half>.
 template <char code> struct ArithF {
@@ -1932,6 +1955,12 @@ __aicore__ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src
     detail::CheckOperand(src, op, "src", count);
     detail::CheckOverlap(dst, src, count, op);
     const auto r = detail::ToRnd(round_mode);
+    if constexpr (std::is_same<U, float>::value && std::is_same<T, half>::value) {
+        if (r == pypto_host::fp::Rnd::NearestEven) return detail::CastF32ToF16(dst.Ptr(), src.Ptr(), count);
+    }
+    if constexpr (std::is_same<U, half>::value && std::is_same<T, float>::value) {
+        if (r == pypto_host::fp::Rnd::NearestEven) return detail::CastF16ToF32(dst.Ptr(), src.Ptr(), count);
+    }
     for (uint32_t i = 0; i < count; ++i) {
         const double x = detail::ToD(detail::Load<U>(src.Ptr() + static_cast<size_t>(i) * sizeof(U)));
         detail::Store<T>(dst.Ptr() + static_cast<size_t>(i) * sizeof(T), detail::CastValue<T>(x, r, s == detail::Dt::F32));
