@@ -1355,28 +1355,66 @@ template <typename T> inline void StoreF(uint8_t* p, const float* buf, int64_t n
     }
 }
 // dst[i] = f(a[i], b[i]) over n elements of T (float or half), computed in float.
+// float seen through a may_alias type: the UB bytes are also read and written as other types
+// (through memcpy), so the compiler must not assume type-based non-aliasing.
+typedef float F32A __attribute__((may_alias));
+// Elementwise float loops straight on UB.  The overlap check allows only "same start" or
+// "disjoint", so each case below can tell the compiler exactly what may alias (restrict).
+template <typename F> inline void BinF32Disjoint(F32A* __restrict d, const F32A* a, const F32A* b, int64_t n, F f)
+{
+    for (int64_t k = 0; k < n; ++k) d[k] = f(a[k], b[k]);
+}
+template <typename F> inline void BinF32DstIsA(F32A* __restrict d, const F32A* __restrict b, int64_t n, F f)
+{
+    for (int64_t k = 0; k < n; ++k) d[k] = f(d[k], b[k]);
+}
+template <typename F> inline void BinF32DstIsB(F32A* __restrict d, const F32A* __restrict a, int64_t n, F f)
+{
+    for (int64_t k = 0; k < n; ++k) d[k] = f(a[k], d[k]);
+}
+template <typename F> inline void BinF32AllSame(F32A* __restrict d, int64_t n, F f)
+{
+    for (int64_t k = 0; k < n; ++k) d[k] = f(d[k], d[k]);
+}
+// dst[i] = f(a[i], b[i]) over n elements of T (float or half), computed in float.
 template <typename T, typename F> PYPTO_HOST_SIMD void FastBinary(uint8_t* d, const uint8_t* a, const uint8_t* b, int64_t n, F f)
 {
-    alignas(64) float x[kChunk], y[kChunk];
-    for (int64_t i = 0; i < n; i += kChunk) {
-        const int64_t m = n - i < kChunk ? n - i : kChunk;
-        const size_t o = static_cast<size_t>(i) * sizeof(T);
-        LoadF<T>(x, a + o, m);
-        LoadF<T>(y, b + o, m);
-        for (int64_t k = 0; k < m; ++k) x[k] = f(x[k], y[k]);
-        StoreF<T>(d + o, x, m);
+    if constexpr (std::is_same<T, float>::value) {
+        F32A* D = reinterpret_cast<F32A*>(d);
+        const F32A* A = reinterpret_cast<const F32A*>(a);
+        const F32A* B = reinterpret_cast<const F32A*>(b);
+        if (d == a && d == b) BinF32AllSame(D, n, f);
+        else if (d == a) BinF32DstIsA(D, B, n, f);
+        else if (d == b) BinF32DstIsB(D, A, n, f);
+        else BinF32Disjoint(D, A, B, n, f);
+    } else {
+        alignas(64) float x[kChunk], y[kChunk];
+        for (int64_t i = 0; i < n; i += kChunk) {
+            const int64_t m = n - i < kChunk ? n - i : kChunk;
+            const size_t o = static_cast<size_t>(i) * sizeof(T);
+            LoadF<T>(x, a + o, m);
+            LoadF<T>(y, b + o, m);
+            for (int64_t k = 0; k < m; ++k) x[k] = f(x[k], y[k]);
+            StoreF<T>(d + o, x, m);
+        }
     }
 }
-// dst[i] = f(chunk of src) over n elements of T: f(float* inout, m) transforms m floats.
+// dst[i] = f(src) over n elements of T: f(F32A* inout, m) transforms m floats in place.
+// float: copy src to dst unless it is the same buffer (disjoint otherwise), then f on dst.
 template <typename T, typename F> PYPTO_HOST_SIMD void FastUnary(uint8_t* d, const uint8_t* a, int64_t n, F f)
 {
-    alignas(64) float x[kChunk];
-    for (int64_t i = 0; i < n; i += kChunk) {
-        const int64_t m = n - i < kChunk ? n - i : kChunk;
-        const size_t o = static_cast<size_t>(i) * sizeof(T);
-        LoadF<T>(x, a + o, m);
-        f(x, m);
-        StoreF<T>(d + o, x, m);
+    if constexpr (std::is_same<T, float>::value) {
+        if (d != a) std::memcpy(d, a, static_cast<size_t>(n) * 4);
+        f(reinterpret_cast<F32A*>(d), n);
+    } else {
+        alignas(64) float x[kChunk];
+        for (int64_t i = 0; i < n; i += kChunk) {
+            const int64_t m = n - i < kChunk ? n - i : kChunk;
+            const size_t o = static_cast<size_t>(i) * sizeof(T);
+            LoadF<T>(x, a + o, m);
+            f(x, m);
+            StoreF<T>(d + o, x, m);
+        }
     }
 }
 // Cast float -> half (RINT / NONE: round to nearest even) and half -> float (exact), with
@@ -1427,7 +1465,7 @@ template <typename To, typename From> inline To BitCast(From f)
 // power-of-two factors (so subnormal results are rounded once).  Error < 1 ulp against the
 // exact value (measured over 44M floats: 0.96 ulp max; 99.6% equal to the correctly rounded
 // result); overflow -> +inf, underflow -> 0 / subnormal, NaN stays NaN (quietened).
-inline void ExpChunk(float* v, int64_t m)
+inline void ExpChunk(F32A* v, int64_t m)
 {
     for (int64_t k = 0; k < m; ++k) {
         const float x0 = v[k];
@@ -1542,7 +1580,7 @@ PYPTO_BINARY(Min, '<', {detail::Dt::I16, detail::Dt::F16, detail::Dt::I32, detai
         if constexpr (detail::IsFastFloat<T>()) {                                                         \
             const float fs = static_cast<float>(s);                                                       \
             detail::UnaryF(#NAME, dst, src, count, dts,                                                   \
-                           [fs](float* v, int64_t m) { for (int64_t k = 0; k < m; ++k) v[k] = detail::ArithF<CODE>{}(v[k], fs); }, \
+                           [fs](detail::F32A* v, int64_t m) { for (int64_t k = 0; k < m; ++k) v[k] = detail::ArithF<CODE>{}(v[k], fs); }, \
                            [s](const T& x) { return detail::Arith<T>(CODE, x, s); });                     \
         } else {                                                                                          \
             detail::Unary(#NAME, dst, src, count, dts, [s](const T& x) { return detail::Arith<T>(CODE, x, s); }); \
@@ -1562,7 +1600,7 @@ PYPTO_SCALAR(Mins, '<')
     template <typename T>                                                                                 \
     __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) \
     {                                                                                                     \
-        detail::UnaryF(#NAME, dst, src, count, __VA_ARGS__, [](float* v, int64_t m) { FAST; },           \
+        detail::UnaryF(#NAME, dst, src, count, __VA_ARGS__, [](detail::F32A* v, int64_t m) { FAST; },           \
                        [](const T& val) {                                                                 \
                            const double x = detail::ToD(val);                                             \
                            return detail::FromD<T>(EXPR);                                                 \
