@@ -992,7 +992,7 @@ extern "C" __global__ __aicore__ void scale_blocks(GM_ADDR x, GM_ADDR z, uint32_
         std::lock_guard<std::mutex> lock(g_idsMutex);
         g_ids.insert(std::this_thread::get_id());
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // let the other threads start
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // let the other threads start
     TPipe pipe;
     TQue<TPosition::VECIN, 1> qi;
     TQue<TPosition::VECOUT, 1> qo;
