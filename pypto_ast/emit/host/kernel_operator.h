@@ -23,15 +23,19 @@
 // Launch).  Inside a block, pipes are not modelled as concurrent: every DMA/vector call
 // completes before returning, so queue/flag calls only *check* the protocol (never wait).
 //
-// Speed: count-form vector ops check their operands once per call (same checks and fault
-// messages as element-by-element code would give) and then run a loop over chunks copied
-// into typed stack arrays, which g++ vectorises; no per-element double conversion where the
-// result is provably the same.  Arithmetic semantics (see §6 below): + - * / sqrt, max/min
-// and comparisons are exact IEEE results rounded once to T (for float computed in float,
-// for half computed in float and rounded once to half: both bit-identical to computing in
-// double, since 24 >= 2*11+2 and 53 >= 2*24+2); Exp of float/half uses a float-precision
-// exp (error <= 1 ulp of float, not always correctly rounded), Ln/Rsqrt are computed in
-// double -- the device's transcendental ops are approximate anyway, compare with tolerances.
+// Speed: count-form vector ops (and Cast float<->half, ReduceSum/Max/Min of float) check
+// their operands once per call (same checks, same fault messages) and then run plain typed
+// loops that g++ vectorises: float straight on UB (may_alias pointers, restrict where the
+// overlap rule proves it), half through float stack chunks; compiled for AVX2 and for the
+// baseline ISA, picked at load time (target_clones, x86-64 g++; results are identical, no
+// FMA).  No per-element double conversion where the result is provably the same; other
+// dtypes and forms keep the element-by-element code.
+// Arithmetic semantics (see §6 below): + - * / sqrt, max/min and comparisons are exact IEEE
+// results rounded once to T (float: computed in float; half: computed in float, rounded once
+// to half -- both bit-identical to computing in double, since 24 >= 2*11+2 and 53 >= 2*24+2);
+// Exp of float/half uses a float-precision exp (error < 1 ulp of float, not always
+// correctly rounded), Ln/Rsqrt are computed in double -- the device's transcendental ops are
+// approximate anyway: compare with tolerances.  NaN results may differ in payload bits.
 #ifndef PYPTO_HOST_KERNEL_OPERATOR_H
 #define PYPTO_HOST_KERNEL_OPERATOR_H
 
@@ -1539,7 +1543,7 @@ inline void Unary(const char* op, const LocalTensor<T>& dst, const LocalTensor<T
         Store<T>(dst.Ptr() + o, f(Load<T>(src.Ptr() + o)));
     }
 }
-// Unary with a chunk form `fast(float* v, m)` for float and half.
+// Unary with an in-place form `fast(F32A* v, m)` for float and half.
 template <typename T, typename Fast, typename F>
 inline void UnaryF(const char* op, const LocalTensor<T>& dst, const LocalTensor<T>& src, int64_t count,
                    std::initializer_list<Dt> dts, Fast fast, F f)
