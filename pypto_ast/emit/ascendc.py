@@ -213,6 +213,14 @@ class _Planner:
     def launch(self, seg, scope: set, depth: int):
         if isinstance(seg, _CubeLaunch):
             return self._launch_cube(seg, scope, depth)
+        if isinstance(seg, _LayoutLaunch):
+            from .layout import emit_transpose_kernel
+
+            text, info = emit_transpose_kernel(budget=self.budget, **seg.args)
+            src, dst = seg.regions
+            fields = [self.cexpr(src.offset, scope), self.cexpr(src.buf.numel, scope),
+                      self.cexpr(dst.offset, scope), self.cexpr(dst.buf.numel, scope)]
+            return self._launch_fixed(seg.name, text, info, seg.regions, fields, seg.label, scope, depth)
         em = SegmentEmitter(seg, self.source, self.lines_on, self.budget)
         text, info = em.emit()
         self.files[f"{seg.name}.cpp"] = text
@@ -240,21 +248,26 @@ class _Planner:
             text, info = emit_matmul_kernel(cl.spec)
         except EmitError as exc:
             raise EmitError(exc.message, exc.span or cl.span) from None
-        self.files[f"{cl.name}.cpp"] = text
         regions = cl.regions
-        info = dict(info, kind="cube", file=f"{cl.name}.cpp", block=cl.label.split()[0],
+        info = dict(info, kind="cube")
+        fields = [self.cexpr(g.offset, scope, cl.span) for g in regions]
+        self._launch_fixed(cl.name, text, info, regions, fields, cl.label, scope, depth)
+
+    def _launch_fixed(self, name, text, info, regions, fields, label, scope, depth):
+        """A kernel with GM regions (inputs..., output last) and a flat int64 tiling array."""
+        self.files[f"{name}.cpp"] = text
+        info = dict(info, file=f"{name}.cpp", block=label.split()[0],
                     tiling=[{"index": i, "tensor": g.buf.name, "buffer_kind": g.buf.kind,
                              "dir": "out" if i == len(regions) - 1 else "in"} for i, g in enumerate(regions)])
         self.kernels.append(info)
         ind = "    " * depth
-        fields = [self.cexpr(g.offset, scope, cl.span) for g in regions]
         args = ", ".join(f"(GM_ADDR)tensors[{g.buf.index}]" for g in regions)
-        self.L.append(f"{ind}{{  // {cl.label}: cube kernel {cl.name}")
+        self.L.append(f"{ind}{{  // {label}: kernel {name}")
         self.L.append(f"{ind}    int64_t tiling[{len(fields)}] = {{{', '.join(fields)}}};")
-        self.L.append(f"{ind}    pypto_host::Launch({info['num_blocks']}, {cl.name}, {args}, (GM_ADDR)tiling);")
+        self.L.append(f"{ind}    pypto_host::Launch({info['num_blocks']}, {name}, {args}, (GM_ADDR)tiling);")
         self.L.append(f"{ind}    pypto_account();")
         self.L.append(f"{ind}}}")
-        self.decls.append(f'extern "C" __global__ __aicore__ void {cl.name}('
+        self.decls.append(f'extern "C" __global__ __aicore__ void {name}('
                           + ", ".join("GM_ADDR" for _ in regions) + ", GM_ADDR tiling);")
 
     def _control_text(self) -> str:
@@ -405,6 +418,9 @@ class _BlockPlanner:
             return
         if code == "matmul":
             self.matmul(op)
+            return
+        if code == "transpose":
+            self.transpose(op)
             return
         if code not in VECTOR_OPS:
             unsupported(f"op '{code}'", span)
@@ -617,6 +633,34 @@ class _BlockPlanner:
         self.env[res] = gm.whole(buf, span)
         self._ir_shape[res] = shape
 
+    def transpose(self, op: ir.Op):
+        span = op.span
+        g = self.gval_of(op.operands[0], span)
+        if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols or g.rows < 0:
+            unsupported("transpose of a partially valid or dynamic value", span)
+        n = len(g.shape)
+        dims = tuple(d % n for d in (op.attr("dims") or (n - 2, n - 1)))
+        if n < 2 or sorted(dims) != [n - 2, n - 1]:
+            unsupported(f"transpose of axes {list(dims)} (only the last two)", span)
+        res = op.results[0]
+        self.env[res] = self._transposed(g, res in self.P.returned, span, f"%{res} = transpose")
+        self._ir_shape[res] = self.env[res].shape
+
+    def _transposed(self, g: GVal, returned: bool, span, what: str) -> GVal:
+        """Launch a transpose of ``g``'s last two axes into a new GM buffer; return it."""
+        rows, cols = g.shape[-2], g.shape[-1]
+        oshape = tuple(g.shape[:-2]) + (cols, rows)
+        out = self.P.new_ws(g.dtype, oshape, returned)
+        go = gm.whole(out, span)
+        self.close()
+        self.nseg += 1
+        name = f"{self.P.p.name}_{self.block.name}_tr{self.nseg}"
+        args = dict(name=name, dtype=g.dtype, batch=max(1, math.prod(g.shape[:-2])), rows=rows, cols=cols,
+                    lds=g.ld, ldd=rows, stride_s=rows * g.ld, stride_d=rows * cols,
+                    label=f"{self.block.name}: {what}", span=span)
+        self.done.append(_LayoutLaunch(name, args, [g, go], span, f"{self.block.name} {what}"))
+        return go
+
     def matmul(self, op: ir.Op):
         """One cube kernel (cube.py): operands and result in GM; a bias row if given."""
         from .cube import MatmulSpec
@@ -637,6 +681,13 @@ class _BlockPlanner:
         sa, sb = ga.shape, gb.shape
         if len(sa) != len(sb) or len(sa) not in (2, 3):
             unsupported(f"matmul of rank {len(sa)} x {len(sb)} operands", span)
+        if ga.dtype == "fp32" and (ta or not tb):  # the cube path reads fp32 as a [m, k] @ b [n, k]^T
+            if ta:
+                ga, ta = self._transposed(ga, False, span, "a^T for an fp32 matmul"), False
+            if not tb:
+                gb, tb = self._transposed(gb, False, span, "b^T for an fp32 matmul"), True
+            gs[0], gs[1] = ga, gb
+            sa, sb = ga.shape, gb.shape
         m, k = (sa[-1], sa[-2]) if ta else (sa[-2], sa[-1])
         kb, n = (sb[-1], sb[-2]) if tb else (sb[-2], sb[-1])
         if k != kb:
@@ -663,6 +714,14 @@ class _BlockPlanner:
         self.done.append(_CubeLaunch(spec, gs + [gc], span, f"{self.block.name} matmul %{res}"))
         self.env[res] = gc
         self._ir_shape[res] = oshape
+
+
+class _LayoutLaunch:
+    """A transpose kernel (layout.py) in a block's launch order."""
+
+    def __init__(self, name, args: dict, regions: list, span, label: str):
+        self.name, self.args, self.regions, self.span, self.label = name, args, regions, span, label
+        self.stores = [regions[-1]]
 
 
 class _CubeLaunch:

@@ -274,7 +274,7 @@ class SegmentEmitter:
 
     def _scratch_count(self, op) -> int:
         code = op.opcode
-        if code in ("sign",):
+        if code in ("sign", "sin", "cos"):
             return 3
         if code in ("lrelu", "where", "sigmoid"):
             return 2
@@ -707,7 +707,7 @@ class SegmentEmitter:
                 unsupported(f"'{code}' on {dt}", span)
             out.append(f"        AscendC::Cast({dst}, {self.ref(ops[0][1])}, AscendC::RoundMode::{ROUNDING[code]}, {n});{cm}")
             return out
-        if code in COMPOSED_UNARY or code == "pow":
+        if code in COMPOSED_UNARY or code in ("pow", "sin", "cos"):
             return self._composed(i, op, ops, res, dt, dst, n, out, cm)
         if code == "clone":
             out.append(f"        AscendC::DataCopy({dst}, {self.ref(ops[0][1])}, {n});{cm}")
@@ -733,7 +733,7 @@ class SegmentEmitter:
             start, step = op.attr("start", 0), op.attr("step", 1)
             ct = CTYPE[dt]
             self._vs_sync(out)
-            out.append(f"        for (uint32_t j = 0; j < {self.s.shape[1] if rk == 'C' else 1}u; ++j) {{{cm} (scalar fill)")
+            out.append(f"        for (uint32_t j = 0; j < {1 if rk == 'S' else self.s.shape[1]}u; ++j) {{{cm} (scalar fill)")
             out.append(f"            {dst}.SetValue(j, static_cast<{ct}>({float(start)!r} + {float(step)!r} * static_cast<double>(j)));")
             out.append("        }")
             self._sv_sync(out)
@@ -844,6 +844,32 @@ class SegmentEmitter:
             L += [f"AscendC::Muls({t}, {x}, {lit(-1, dt, span)}, {n});{cm}", f"AscendC::Exp({t}, {t}, {n});",
                   f"AscendC::Adds({t}, {t}, {lit(1, dt, span)}, {n});",
                   f"AscendC::Duplicate({one}, {lit(1, dt, span)}, {n});", f"AscendC::Div({dst}, {one}, {t}, {n});"]
+        elif code in ("sin", "cos"):
+            if dt != "fp32":
+                unsupported(f"'{code}' on {dt}", span)
+            # no sin/cos in the A2 vector API: reduce to [-pi, pi] with k = rint(x / 2pi) (two-part 2pi),
+            # then the odd Taylor polynomial to x^15 (|error| < 1e-6 on [-pi, pi])
+            f0, k32, y2 = self.scratch_ref(i, 0, dt), self.scratch_ref(i, 1, "int32"), self.scratch_ref(i, 2, dt)
+            y = self.scratch_ref(i, 1, dt)
+            xin = x
+            if code == "cos":
+                L.append(f"AscendC::Adds({y2}, {x}, {lit(math.pi / 2, dt, span)}, {n});{cm} (cos x = sin(x + pi/2))")
+                xin = y2
+            hi = 6.28125
+            lo = 2 * math.pi - hi
+            L += [f"AscendC::Muls({f0}, {xin}, {lit(1 / (2 * math.pi), dt, span)}, {n});" + ("" if code == "cos" else cm),
+                  f"AscendC::Cast({k32}, {f0}, AscendC::RoundMode::CAST_RINT, {n});",
+                  f"AscendC::Cast({f0}, {k32}, AscendC::RoundMode::CAST_NONE, {n});",
+                  f"AscendC::Muls({y}, {f0}, {lit(-hi, dt, span)}, {n});",
+                  f"AscendC::Add({y}, {y}, {xin}, {n});",
+                  f"AscendC::Muls({f0}, {f0}, {lit(-lo, dt, span)}, {n});",
+                  f"AscendC::Add({y}, {y}, {f0}, {n});",
+                  f"AscendC::Mul({y2}, {y}, {y}, {n});"]
+            coef = [(-1) ** j / math.factorial(2 * j + 1) for j in range(8)]  # x, x^3, ..., x^15
+            L.append(f"AscendC::Muls({dst}, {y2}, {lit(coef[7], dt, span)}, {n});")
+            for c in reversed(coef[1:7]):
+                L += [f"AscendC::Adds({dst}, {dst}, {lit(c, dt, span)}, {n});", f"AscendC::Mul({dst}, {dst}, {y2}, {n});"]
+            L += [f"AscendC::Adds({dst}, {dst}, {lit(1, dt, span)}, {n});", f"AscendC::Mul({dst}, {dst}, {y}, {n});"]
         elif code == "exp2":
             L += [f"AscendC::Muls({dst}, {x}, {lit(math.log(2.0), dt, span)}, {n});{cm}", f"AscendC::Exp({dst}, {dst}, {n});"]
         elif code == "expm1":
