@@ -94,9 +94,9 @@ import pypto
 F32 = pypto.DT_FP32
 
 @pypto.frontend.jit
-def uses_sigmoid(x: pypto.Tensor((16, 64), F32), out: pypto.Tensor((16, 64), F32)):
+def uses_var(x: pypto.Tensor((16, 64), F32), out: pypto.Tensor((16, 1), F32)):
     pypto.set_vec_tile_shapes(16, 64)
-    out[:] = pypto.sigmoid(x) + 1.0
+    out[:] = pypto.var(x, dim=-1, keepdim=True) + 1.0
 '''
 
 def _lower(tmp_path, name, text):
@@ -143,24 +143,24 @@ def test_eight_op_chain_matches_oracle_and_torch(tmp_path):
 
 def test_eight_op_chain_kernel_text(tmp_path):
     files = emit_program(_lower(tmp_path, "chain8", CHAIN8))
-    assert set(files) == {"b0.cpp", "control.cpp", "manifest.json"}
-    k = files["b0.cpp"]
-    assert 'extern "C" __global__ __aicore__ void chain8_b0(GM_ADDR x, GM_ADDR y, GM_ADDR out, GM_ADDR tiling)' in k
-    assert "IR block b0" in k
+    assert set(files) == {"chain8_b0_k1.cpp", "control.cpp", "manifest.json"}  # the whole block fused
+    k = files["chain8_b0_k1.cpp"]
+    assert 'extern "C" __global__ __aicore__ void chain8_b0_k1(GM_ADDR t0, GM_ADDR t1, GM_ADDR t2, GM_ADDR tiling)' in k
+    assert "from b0 kernel 1" in k
     assert k.count("AscendC::TQue<AscendC::TPosition::VECIN, 1>") == 2
     assert k.count("AscendC::TQue<AscendC::TPosition::VECOUT, 1>") == 1
-    assert "pipe->InitBuffer(qIn0, 2, 16384);" in k  # double buffered 16 x 256 fp32 row tiles
+    assert "pipe->InitBuffer(q0, 2, 16384);" in k  # double buffered 16 x 256 fp32 row tiles
     assert "AscendC::GetBlockIdx()" in k and "AscendC::GetBlockNum()" in k
     for api in ("Add", "Muls", "Exp", "Sub", "Max", "Abs", "Adds", "Sqrt", "Div"):
         assert f"AscendC::{api}(" in k, api
-    assert k.count("AscendC::DataCopy(") == 3  # 2 CopyIn + 1 CopyOut: no GM round trip in Compute
+    assert k.count("AscendC::DataCopyPad(") == 3  # 2 CopyIn + 1 CopyOut: no GM round trip in Compute
     assert '#line 10 "chain8.py"' in k
-    plain = emit_program(_lower(tmp_path, "chain8", CHAIN8), line_directives=False)["b0.cpp"]
+    plain = emit_program(_lower(tmp_path, "chain8", CHAIN8), line_directives=False)["chain8_b0_k1.cpp"]
     assert "#line" not in plain
     manifest = json.loads(files["manifest.json"])
     assert manifest["entry"] == "pypto_run"
     assert manifest["kernels"][0]["tile_rows"] == 16 and manifest["kernels"][0]["num_blocks"] == 4
-    assert "pypto_host::Launch(4, chain8_b0" in files["control.cpp"]
+    assert "pypto_host::Launch(4, chain8_b0_k1" in files["control.cpp"]
 
 
 def test_all_supported_elementwise_forms(tmp_path):
@@ -199,14 +199,14 @@ def test_fp16_cast_chain(tmp_path):
     want = (torch.exp(x.float() * 0.5) + y.float()).half().float() * y.float() - 1.0
     torch.testing.assert_close(host["out"].float(), want, rtol=4e-3, atol=4e-3)
     assert (traffic["gm_to_ub_bytes"], traffic["ub_to_gm_bytes"]) == _io_bytes(program)
-    assert "AscendC::Cast(" in emit_program(program)["b0.cpp"]
+    assert "AscendC::Cast(" in emit_program(program)["half_chain_b0_k1.cpp"]
 
 
 def test_unsupported_op_raises_emit_error(tmp_path):
     program = _lower(tmp_path, "sig", UNSUPPORTED)
     with pytest.raises(EmitError) as info:
         emit_program(program)
-    assert "sigmoid" in str(info.value) and "host backend does not support" in str(info.value)
+    assert "'var'" in str(info.value) and "host backend does not support" in str(info.value)
     assert info.value.span is not None and info.value.span.line == 8
 
 
@@ -221,7 +221,8 @@ def test_hardware_fault_is_reported_through_pypto_last_error(tmp_path):
     program = _lower(tmp_path, "chain8", CHAIN8)
     files = emit_program(program)
     # Sabotage the kernel: drop one EnQue, so the DeQue in Compute faults on the host model.
-    files["b0.cpp"] = files["b0.cpp"].replace("qIn1.EnQue(l1);", "")
+    assert "q1.EnQue(x1);" in files["chain8_b0_k1.cpp"]
+    files["chain8_b0_k1.cpp"] = files["chain8_b0_k1.cpp"].replace("q1.EnQue(x1);", "")
     inputs = {"x": torch.zeros(64, 256), "y": torch.ones(64, 256), "out": torch.zeros(64, 256)}
     with pytest.raises(HostRunError, match="HardwareFault"):
         run_host(program, inputs, cache_dir=tmp_path / "cache", files=files)

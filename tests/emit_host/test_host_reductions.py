@@ -2,6 +2,7 @@
 (emit/ascendc.py -> g++ against kernel_operator.h), compared with the torch interpreter and torch."""
 
 import shutil
+import json
 import textwrap
 
 import pytest
@@ -103,6 +104,12 @@ def _both(program, inputs, tmp_path):
     return inputs, oracle, traffic
 
 
+def _kernel_text(files: dict) -> str:
+    """The block's (single, fused) vector kernel."""
+    [name] = [n for n in files if n.endswith("_k1.cpp")]
+    return files[name]
+
+
 def _bytes(*shapes):
     n = 0
     for r, c in shapes:
@@ -122,7 +129,7 @@ def test_row_sum_amax_amin(tmp_path):
     assert torch.equal(host["mn"], (x * 2.0).amin(-1, keepdim=True) + 1.0)
     assert traffic["gm_to_ub_bytes"] == _bytes((32, 64))
     assert traffic["ub_to_gm_bytes"] == 3 * _bytes((32, 1))
-    k = emit_program(program)["b0.cpp"]
+    k = _kernel_text(emit_program(program))
     for api in ("ReduceSum", "ReduceMax", "ReduceMin", "DataCopyPad"):
         assert f"AscendC::{api}(" in k, api
 
@@ -135,8 +142,8 @@ def test_row_softmax_64x256(tmp_path):
     torch.testing.assert_close(host["out"], torch.softmax(x, dim=-1), rtol=1e-5, atol=1e-6)
     assert (traffic["gm_to_ub_bytes"], traffic["ub_to_gm_bytes"]) == (65536, 65536)
     files = emit_program(program)
-    k = files["b0.cpp"]
-    assert k.count("AscendC::DataCopy(") == 2  # one CopyIn, one CopyOut
+    k = _kernel_text(files)
+    assert k.count("AscendC::DataCopyPad(") == 2  # one CopyIn, one CopyOut
     for api in ("ReduceMax", "ReduceSum", "GetValue", "Adds", "Exp", "Div"):
         assert f"{api}(" in k, api
     assert "HardEvent::V_S" in k
@@ -167,11 +174,10 @@ def test_ragged_softmax(tmp_path, rows, cols, tile):
     torch.testing.assert_close(host["out"], oracle["out"], rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(host["out"], torch.softmax(x, dim=-1), rtol=1e-5, atol=1e-6)
     assert (traffic["gm_to_ub_bytes"], traffic["ub_to_gm_bytes"]) == (_bytes((rows, cols)),) * 2
-    k = emit_program(program)["b0.cpp"]
-    if rows % tile:
-        assert "Compute(nr);" in k
-    if (cols * 4) % 32:
-        assert k.count("AscendC::DataCopyPad(") == 2
+    k = _kernel_text(emit_program(program))
+    if rows % tile:  # a short last tile
+        assert f"{rows}u - r0" in k
+    assert k.count("AscendC::DataCopyPad(") == 2
 
 
 def test_narrow_rows_use_datacopypad(tmp_path):
@@ -194,11 +200,25 @@ def test_strided_ragged_view_with_short_last_tile(tmp_path):
     assert traffic["ub_to_gm_bytes"] == _bytes((37, 12)) + _bytes((37, 1))
 
 
-def test_reduction_across_tiles_raises_emit_error(tmp_path):
-    with pytest.raises(EmitError, match="row must fit one tile"):
-        emit_program(_lower(tmp_path, "split", WIDE_TILE))
+def test_reduction_with_a_narrower_tile_keeps_rows_whole(tmp_path):
+    # The tile's last dim (128) is half the row: the reduction still sees whole rows in UB.
+    program = _lower(tmp_path, "split", WIDE_TILE)
+    x = torch.randn(16, 256, generator=torch.Generator().manual_seed(5))
+    host, oracle, traffic = _both(program, {"x": x, "out": torch.zeros(16, 1)}, tmp_path)
+    torch.testing.assert_close(host["out"], x.sum(-1, keepdim=True), rtol=1e-5, atol=1e-5)
+    assert traffic["gm_to_ub_bytes"] == _bytes((16, 256))
 
 
-def test_column_reduction_raises_emit_error(tmp_path):
-    with pytest.raises(EmitError, match="host backend does not support"):
-        emit_program(_lower(tmp_path, "colsum", NO_KEEPDIM))
+def test_column_reduction_accumulates_on_one_core(tmp_path):
+    program = _lower(tmp_path, "colsum", NO_KEEPDIM)
+    x = torch.randn(16, 64, generator=torch.Generator().manual_seed(6))
+    host, oracle, _ = _both(program, {"x": x, "out": torch.zeros(1, 64)}, tmp_path)
+    torch.testing.assert_close(host["out"], x.sum(0, keepdim=True), rtol=1e-5, atol=1e-5)
+    manifest = json.loads(emit_program(program)["manifest.json"])
+    assert manifest["kernels"][0]["num_blocks"] == 1
+
+
+def test_column_reduction_without_keepdim_is_an_emit_error(tmp_path):
+    with pytest.raises(EmitError, match="without keepdim"):
+        emit_program(_lower(tmp_path, "colsum2", NO_KEEPDIM.replace("keepdim=True", "keepdim=False")
+                            .replace("(1, 64)", "(64,)")))
