@@ -79,7 +79,7 @@ def _source(path: Optional[str]) -> dict:
               help="the SoC whose memory sizes bound the emitted buffers (UB budget)")
 @click.option("--kernel", "kernel_name", help="the kernel to use when the file has several")
 @click.option("--merge-loop1", is_flag=True, help="merge consecutive loop(1) regions (the PTO012 fix)")
-@click.option("--no-spans", is_flag=True, help="leave source locations out of the printed IR")
+@click.option("--no-spans", is_flag=True, help="leave source locations out of the printed IR and #line directives out of the Ascend C")
 def main(file, emit, output, do_run, do_build, backend, soc, kernel_name, merge_loop1, no_spans) -> None:
     """Lower the PyPTO kernel in FILE to the control/compute IR."""
     from pypto_ast import pipeline
@@ -111,7 +111,7 @@ def main(file, emit, output, do_run, do_build, backend, soc, kernel_name, merge_
             click.echo(f"built {program.name} for {soc} (host backend): {_display(str(library))}")
             return
         if emit == "ascendc":
-            files = pipeline.emit(program, "ascendc", soc=soc)
+            files = pipeline.emit(program, "ascendc", soc=soc, spans=not no_spans)
             for path in pipeline.write_files(files, output):
                 click.echo(f"wrote {_display(path)}")
             return

@@ -258,7 +258,7 @@ def emit(program, what: str, *, spans: bool = True, source_path: Optional[str] =
         except KeyError as exc:
             raise PipelineError(str(exc.args[0]), source_path) from None
         try:
-            files = emit_program(program)
+            files = emit_program(program, line_directives=spans)
         except EmitError as exc:
             raise KernelErrors([(exc.message, exc.span)], source_path) from None
         except Exception as exc:  # the emitter's own bug: could not run

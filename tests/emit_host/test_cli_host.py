@@ -226,3 +226,13 @@ def test_readme_lists_the_host_commands():
         assert flag in readme, flag
 
 
+
+
+def test_line_directives_are_switchable(tmp_path):
+    kernel = _kernel(tmp_path)
+    with_lines, without = tmp_path / "a", tmp_path / "b"
+    assert _invoke(kernel, "--emit", "ascendc", "-o", with_lines)[0] == 0
+    assert _invoke(kernel, "--emit", "ascendc", "-o", without, "--no-spans")[0] == 0
+    text = (with_lines / "chain_b0_k1.cpp").read_text()
+    assert '#line 11 "chain.py"' in text and "// %" in text  # back to the kernel's Python line; one comment per op
+    assert "#line" not in (without / "chain_b0_k1.cpp").read_text()
