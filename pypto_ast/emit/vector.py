@@ -691,6 +691,7 @@ class SegmentEmitter:
                 unsupported(f"cast {sdt} -> {dt}", span)
             if (sdt, dt) == ("fp16", "fp32") and mode != "CAST_NONE":
                 mode = "CAST_NONE"  # exact widening: the only mode A2 allows
+            n = min(n, self.count(src))  # both buffers hold the tile; the narrower rounds up further
             if rk == "R":  # rows of one 32-byte block in each dtype: cast row by row
                 body = [f"AscendC::Cast({dst}[r * {self.stride('R', dt)}], {self.ref(src)}[r * {self.stride('R', sdt)}], "
                         f"AscendC::RoundMode::{mode}, 1);{cm}"]
