@@ -8,7 +8,8 @@ Kernels (PyPTO source written into a temp dir, then load_module + find_kernel + 
            add scalar, sqrt, div) over [4096, 1024] (4M elements), tile [4, 1024]
   softmax  row softmax (amax, sub, exp, sum, div; keepdim) over [4096, 1024] fp32, tile [4, 1024]
   ([8, 1024] is over the ascend910b UB budget with double buffering for both kernels.)
-  matmul   512x512x512 fp16 matmul, fp32 result (the host emitter does not support matmul yet)
+  matmul   512x512x512 fp16 matmul, fp32 result, cube tiles [128, 128] x [64, 256] x [128, 128]
+           (eager: torch.matmul in fp16 on the CPU, then .float())
 
 Columns:
   emit ms   lower + emit("ascendc") (no build), median of --repeat

@@ -584,9 +584,12 @@ class SegmentEmitter:
             out.append(f"AscendC::Adds({dst}, {dst}, {s}, {n});")
         elif code == "mul":
             out.append(f"AscendC::Muls({dst}, {x}, {s}, {n});")
+        elif code == "div" and not s_first:  # x / s: one scalar reciprocal, then a vector multiply
+            ct = CTYPE[dt]
+            out.append(f"AscendC::Muls({dst}, {x}, static_cast<{ct}>(1.0f / static_cast<float>({s})), {n});")
         elif code == "div":
             out.append(f"AscendC::Duplicate({w}, {s}, {n});")
-            out.append(f"AscendC::Div({dst}, {w}, {x}, {n});" if s_first else f"AscendC::Div({dst}, {x}, {w}, {n});")
+            out.append(f"AscendC::Div({dst}, {w}, {x}, {n});")
         elif code in ("maximum", "minimum"):
             out.append(f"AscendC::{'Maxs' if code == 'maximum' else 'Mins'}({dst}, {x}, {s}, {n});")
         else:
