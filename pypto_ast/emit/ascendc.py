@@ -225,21 +225,12 @@ class _Planner:
         text, info = em.emit()
         self.files[f"{seg.name}.cpp"] = text
         self.kernels.append(info)
-        regions = seg.loads + seg.stores
+        regions = [r.gval for r in seg.loads + seg.stores]
         fields = []
-        for r in regions:
-            g = r.gval
+        for g in regions:
             fields += [self.cexpr(g.offset, scope, seg.span), self.cexpr(g.vr, scope, seg.span),
                        self.cexpr(g.vc, scope, seg.span), self.cexpr(g.buf.numel, scope, seg.span)]
-        ind = "    " * depth
-        args = ", ".join(f"(GM_ADDR)tensors[{r.gval.buf.index}]" for r in regions)
-        self.L.append(f"{ind}{{  // {seg.label}: kernel {seg.name}")
-        self.L.append(f"{ind}    int64_t tiling[{len(fields)}] = {{{', '.join(fields)}}};")
-        self.L.append(f"{ind}    pypto_host::Launch({info['num_blocks']}, {seg.name}, {args}, (GM_ADDR)tiling);")
-        self.L.append(f"{ind}    pypto_account();")
-        self.L.append(f"{ind}}}")
-        self.decls.append(f'extern "C" __global__ __aicore__ void {seg.name}('
-                          + ", ".join("GM_ADDR" for _ in regions) + ", GM_ADDR tiling);")
+        self._launch_lines(seg.name, info["num_blocks"], regions, fields, seg.label, depth)
 
     def _launch_cube(self, cl, scope: set, depth: int):
         from .cube import emit_matmul_kernel
@@ -260,11 +251,15 @@ class _Planner:
                     tiling=[{"index": i, "tensor": g.buf.name, "buffer_kind": g.buf.kind,
                              "dir": "out" if i == len(regions) - 1 else "in"} for i, g in enumerate(regions)])
         self.kernels.append(info)
+        self._launch_lines(name, info["num_blocks"], regions, fields, label, depth)
+
+    def _launch_lines(self, name, num_blocks, regions, fields, label, depth):
+        """Control-program lines for one launch: its tiling array and the Launch call."""
         ind = "    " * depth
         args = ", ".join(f"(GM_ADDR)tensors[{g.buf.index}]" for g in regions)
         self.L.append(f"{ind}{{  // {label}: kernel {name}")
         self.L.append(f"{ind}    int64_t tiling[{len(fields)}] = {{{', '.join(fields)}}};")
-        self.L.append(f"{ind}    pypto_host::Launch({info['num_blocks']}, {name}, {args}, (GM_ADDR)tiling);")
+        self.L.append(f"{ind}    pypto_host::Launch({num_blocks}, {name}, {args}, (GM_ADDR)tiling);")
         self.L.append(f"{ind}    pypto_account();")
         self.L.append(f"{ind}}}")
         self.decls.append(f'extern "C" __global__ __aicore__ void {name}('

@@ -45,19 +45,16 @@ ROUND_MODES = ("CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND"
 
 
 @dataclass
-class Load:
+class Access:
+    """A GM region a kernel reads (in ``loads``) or writes (in ``stores``) for one value."""
+
     key: str  # value name
     gval: GVal
     kind: str = "F"
-    field: int = -1
+    field: int = -1  # index of the region in the kernel's arguments and tiling
 
 
-@dataclass
-class Store:
-    key: str  # value name
-    gval: GVal
-    kind: str = "F"
-    field: int = -1
+Load = Store = Access
 
 
 @dataclass
