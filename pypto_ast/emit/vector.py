@@ -364,7 +364,7 @@ class SegmentEmitter:
         for r in self.once:
             ct = CTYPE[r.gval.dtype]
             L.append(f"        l{r.field} = c{r.field}.Get<{ct}>();")
-            L.append("        " + self._copy_in(r, "0", "1", cols0=True))
+            L.append(self._copy_in(r, "0", "1", cols0=True, ind="        "))
         if self.once:
             L.append("        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(0);")
             L.append("        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(0);")
@@ -381,7 +381,7 @@ class SegmentEmitter:
         for r in self.per_tile:
             ct = CTYPE[r.gval.dtype]
             L.append(f"        AscendC::LocalTensor<{ct}> x{r.field} = q{r.field}.AllocTensor<{ct}>();")
-            L.append("        " + self._copy_in(r, "r0", "nr", local=f"x{r.field}"))
+            L.append(self._copy_in(r, "r0", "nr", local=f"x{r.field}", ind="        "))
             L.append(f"        q{r.field}.EnQue(x{r.field});")
         L += ["    }", "    __aicore__ inline void Compute(uint32_t r0, uint32_t nr)", "    {", "        (void)r0; (void)nr;"]
         for r in self.per_tile:
@@ -434,14 +434,14 @@ class SegmentEmitter:
                 L.append(f"        AscendC::LocalTensor<{ct}> y{r.field} = q{r.field}.DeQue<{ct}>();")
             if r.kind in ("C", "S") and s.single_core:
                 L.append(f"        if (r0 + nr == {R}u) {{  // complete after the last tile")
-                L.append("            " + self._copy_out(r, "0", "1", f"y{r.field}"))
+                L.append(self._copy_out(r, "0", "1", f"y{r.field}", ind="            "))
                 L.append("        }")
             elif r.kind in ("C", "S"):
                 L.append(f"        if (r0 == 0) {{  // a row broadcast over tiles: written once")
-                L.append("            " + self._copy_out(r, "0", "1", f"y{r.field}"))
+                L.append(self._copy_out(r, "0", "1", f"y{r.field}", ind="            "))
                 L.append("        }")
             else:
-                L.append("        " + self._copy_out(r, "r0", "nr", f"y{r.field}"))
+                L.append(self._copy_out(r, "r0", "nr", f"y{r.field}", ind="        "))
             if r not in self.xstores:
                 L.append(f"        q{r.field}.FreeTensor(y{r.field});")
         L += ["    }", "", "    AscendC::TPipe* pipe;"]
@@ -497,39 +497,41 @@ class SegmentEmitter:
         s.vc = vc
 
     # -- data movement -------------------------------------------------------------------
-    def _copy_in(self, r: Load, row0: str, nrows: str, local: str = None, cols0: bool = False) -> str:
-        return self._copy(r, row0, nrows, local or f"l{r.field}", True, cols0)
+    def _copy_in(self, r: Load, row0: str, nrows: str, local: str = None, cols0: bool = False, ind: str = "") -> str:
+        return self._copy(r, row0, nrows, local or f"l{r.field}", True, cols0, ind)
 
-    def _copy_out(self, r: Store, row0: str, nrows: str, local: str, cols0: bool = False) -> str:
-        return self._copy(r, row0, nrows, local, False, cols0 or r.kind in ("C", "S"))
+    def _copy_out(self, r: Store, row0: str, nrows: str, local: str, ind: str = "") -> str:
+        return self._copy(r, row0, nrows, local, False, r.kind in ("C", "S"), ind)
 
-    def _copy(self, r, row0: str, nrows: str, local: str, gm_to_ub: bool, cols0: bool = False) -> str:
+    def _copy(self, r, row0: str, nrows: str, local: str, gm_to_ub: bool, cols0: bool, ind: str) -> str:
         """DataCopyPad of the valid rows of this tile (ascendc.md §7.2): blockLen = valid cols in
         bytes, GM stride the rest of the row, UB rows padded to 32 B."""
         g = r.gval
         es = ES[g.dtype]
         ct = CTYPE[g.dtype]
         k = r.field
-        st = self.stride(r.kind, g.dtype)
-        ub_row_bytes = st * es
+        ub_row_bytes = self.stride(r.kind, g.dtype) * es
         if r.kind in ("R", "S"):
             cols, c0 = "1u", "0"
         elif cols0 or self.nct == 1:
             cols, c0 = f"vc{k}", "0"
         else:  # this column tile's valid columns
-            cols, c0 = f"PyptoRows(vc{k}, c0, nc)", "c0"
-        # rows of this tile that are valid
-        n = f"PyptoRows(vr{k}, {row0}, {nrows})"
-        gm = (f"g{k}[off{k} + static_cast<uint64_t>({row0}) * {g.ld}u" + (f" + {c0}" if c0 != "0" else "") + "]")
+            cols, c0 = "PyptoRows(vc%d, c0, nc)" % k, "c0"
+        gm = f"g{k}[off{k} + static_cast<uint64_t>({row0}) * {g.ld}u" + (f" + {c0}" if c0 != "0" else "") + "]"
+        ub_gap = "static_cast<uint32_t>(" + f"({ub_row_bytes}u - (len + 31u) / 32u * 32u) / 32u)"  # 32-byte blocks
+        gm_gap = f"{g.ld * es}u - len"  # bytes
+        what = f"@{g.buf.name} {'GM -> UB' if gm_to_ub else 'UB -> GM'}"
         if gm_to_ub:
-            return (f"{{ const uint16_t n = {n}; if (n > 0) AscendC::DataCopyPad({local}, {gm}, "
-                    f"AscendC::DataCopyExtParams{{n, {cols} * {es}u, ({g.ld}u - {cols}) * {es}u, "
-                    f"static_cast<uint32_t>(({ub_row_bytes}u - ({cols} * {es}u + 31u) / 32u * 32u) / 32u), 0}}, "
-                    f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, static_cast<{ct}>(0)}}); }}")
-        return (f"{{ const uint16_t n = {n}; if (n > 0) AscendC::DataCopyPad({gm}, {local}, "
-                f"AscendC::DataCopyExtParams{{n, {cols} * {es}u, "
-                f"static_cast<uint32_t>(({ub_row_bytes}u - ({cols} * {es}u + 31u) / 32u * 32u) / 32u), "
-                f"({g.ld}u - {cols}) * {es}u, 0}}); }}")
+            call = (f"AscendC::DataCopyPad({local}, {gm}, AscendC::DataCopyExtParams{{n, len, {gm_gap}, {ub_gap}, 0}}, "
+                    f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, static_cast<{ct}>(0)}});")
+        else:
+            call = f"AscendC::DataCopyPad({gm}, {local}, AscendC::DataCopyExtParams{{n, len, {ub_gap}, {gm_gap}, 0}});"
+        return "\n".join([
+            f"{ind}{{  // {what}: the tile's valid rows, valid columns of each",
+            f"{ind}    const uint16_t n = PyptoRows(vr{k}, {row0}, {nrows});",
+            f"{ind}    const uint32_t len = {cols} * {es}u;  // bytes per row",
+            f"{ind}    if (n > 0) {call}",
+            f"{ind}}}"])
 
     # -- compute -------------------------------------------------------------------------
     def _operand(self, x, span):

@@ -46,7 +46,11 @@ private:
     __aicore__ inline void CopyIn(uint32_t r0, uint32_t c0, uint32_t nr, uint32_t nc)
     {
         AscendC::LocalTensor<float> x0 = q0.AllocTensor<float>();
-        { const uint16_t n = PyptoRows(vr0, r0, nr); if (n > 0) AscendC::DataCopyPad(x0, g0[off0 + static_cast<uint64_t>(r0) * 512u], AscendC::DataCopyExtParams{n, vc0 * 4u, (512u - vc0) * 4u, static_cast<uint32_t>((2048u - (vc0 * 4u + 31u) / 32u * 32u) / 32u), 0}, AscendC::DataCopyPadExtParams<float>{false, 0, 0, static_cast<float>(0)}); }
+        {  // @x GM -> UB: the tile's valid rows, valid columns of each
+            const uint16_t n = PyptoRows(vr0, r0, nr);
+            const uint32_t len = vc0 * 4u;  // bytes per row
+            if (n > 0) AscendC::DataCopyPad(x0, g0[off0 + static_cast<uint64_t>(r0) * 512u], AscendC::DataCopyExtParams{n, len, 2048u - len, static_cast<uint32_t>((2048u - (len + 31u) / 32u * 32u) / 32u), 0}, AscendC::DataCopyPadExtParams<float>{false, 0, 0, static_cast<float>(0)});
+        }
         q0.EnQue(x0);
     }
     __aicore__ inline void Compute(uint32_t r0, uint32_t nr)
@@ -88,7 +92,11 @@ private:
     {
         (void)c0; (void)nc;
         AscendC::LocalTensor<float> y1 = q1.DeQue<float>();
-        { const uint16_t n = PyptoRows(vr1, r0, nr); if (n > 0) AscendC::DataCopyPad(g1[off1 + static_cast<uint64_t>(r0) * 512u], y1, AscendC::DataCopyExtParams{n, vc1 * 4u, static_cast<uint32_t>((2048u - (vc1 * 4u + 31u) / 32u * 32u) / 32u), (512u - vc1) * 4u, 0}); }
+        {  // @out UB -> GM: the tile's valid rows, valid columns of each
+            const uint16_t n = PyptoRows(vr1, r0, nr);
+            const uint32_t len = vc1 * 4u;  // bytes per row
+            if (n > 0) AscendC::DataCopyPad(g1[off1 + static_cast<uint64_t>(r0) * 512u], y1, AscendC::DataCopyExtParams{n, len, static_cast<uint32_t>((2048u - (len + 31u) / 32u * 32u) / 32u), 2048u - len, 0});
+        }
         q1.FreeTensor(y1);
     }
 

@@ -52,7 +52,11 @@ private:
     __aicore__ inline void CopyIn(uint32_t r0, uint32_t c0, uint32_t nr, uint32_t nc)
     {
         AscendC::LocalTensor<half> x0 = q0.AllocTensor<half>();
-        { const uint16_t n = PyptoRows(vr0, r0, nr); if (n > 0) AscendC::DataCopyPad(x0, g0[off0 + static_cast<uint64_t>(r0) * 64u], AscendC::DataCopyExtParams{n, vc0 * 2u, (64u - vc0) * 2u, static_cast<uint32_t>((128u - (vc0 * 2u + 31u) / 32u * 32u) / 32u), 0}, AscendC::DataCopyPadExtParams<half>{false, 0, 0, static_cast<half>(0)}); }
+        {  // @x GM -> UB: the tile's valid rows, valid columns of each
+            const uint16_t n = PyptoRows(vr0, r0, nr);
+            const uint32_t len = vc0 * 2u;  // bytes per row
+            if (n > 0) AscendC::DataCopyPad(x0, g0[off0 + static_cast<uint64_t>(r0) * 64u], AscendC::DataCopyExtParams{n, len, 128u - len, static_cast<uint32_t>((128u - (len + 31u) / 32u * 32u) / 32u), 0}, AscendC::DataCopyPadExtParams<half>{false, 0, 0, static_cast<half>(0)});
+        }
         q0.EnQue(x0);
     }
     __aicore__ inline void Compute(uint32_t r0, uint32_t nr)
@@ -90,10 +94,18 @@ private:
     {
         (void)c0; (void)nc;
         AscendC::LocalTensor<half> y1 = q1.DeQue<half>();
-        { const uint16_t n = PyptoRows(vr1, r0, nr); if (n > 0) AscendC::DataCopyPad(g1[off1 + static_cast<uint64_t>(r0) * 64u], y1, AscendC::DataCopyExtParams{n, vc1 * 2u, static_cast<uint32_t>((128u - (vc1 * 2u + 31u) / 32u * 32u) / 32u), (64u - vc1) * 2u, 0}); }
+        {  // @a UB -> GM: the tile's valid rows, valid columns of each
+            const uint16_t n = PyptoRows(vr1, r0, nr);
+            const uint32_t len = vc1 * 2u;  // bytes per row
+            if (n > 0) AscendC::DataCopyPad(g1[off1 + static_cast<uint64_t>(r0) * 64u], y1, AscendC::DataCopyExtParams{n, len, static_cast<uint32_t>((128u - (len + 31u) / 32u * 32u) / 32u), 128u - len, 0});
+        }
         q1.FreeTensor(y1);
         AscendC::LocalTensor<half> y2 = q2.DeQue<half>();
-        { const uint16_t n = PyptoRows(vr2, r0, nr); if (n > 0) AscendC::DataCopyPad(g2[off2 + static_cast<uint64_t>(r0) * 64u], y2, AscendC::DataCopyExtParams{n, vc2 * 2u, static_cast<uint32_t>((128u - (vc2 * 2u + 31u) / 32u * 32u) / 32u), (64u - vc2) * 2u, 0}); }
+        {  // @b UB -> GM: the tile's valid rows, valid columns of each
+            const uint16_t n = PyptoRows(vr2, r0, nr);
+            const uint32_t len = vc2 * 2u;  // bytes per row
+            if (n > 0) AscendC::DataCopyPad(g2[off2 + static_cast<uint64_t>(r0) * 64u], y2, AscendC::DataCopyExtParams{n, len, static_cast<uint32_t>((128u - (len + 31u) / 32u * 32u) / 32u), 128u - len, 0});
+        }
         q2.FreeTensor(y2);
     }
 

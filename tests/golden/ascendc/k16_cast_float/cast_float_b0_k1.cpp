@@ -64,10 +64,18 @@ private:
     __aicore__ inline void CopyIn(uint32_t r0, uint32_t c0, uint32_t nr, uint32_t nc)
     {
         AscendC::LocalTensor<float> x0 = q0.AllocTensor<float>();
-        { const uint16_t n = PyptoRows(vr0, r0, nr); if (n > 0) AscendC::DataCopyPad(x0, g0[off0 + static_cast<uint64_t>(r0) * 64u], AscendC::DataCopyExtParams{n, vc0 * 4u, (64u - vc0) * 4u, static_cast<uint32_t>((256u - (vc0 * 4u + 31u) / 32u * 32u) / 32u), 0}, AscendC::DataCopyPadExtParams<float>{false, 0, 0, static_cast<float>(0)}); }
+        {  // @x GM -> UB: the tile's valid rows, valid columns of each
+            const uint16_t n = PyptoRows(vr0, r0, nr);
+            const uint32_t len = vc0 * 4u;  // bytes per row
+            if (n > 0) AscendC::DataCopyPad(x0, g0[off0 + static_cast<uint64_t>(r0) * 64u], AscendC::DataCopyExtParams{n, len, 256u - len, static_cast<uint32_t>((256u - (len + 31u) / 32u * 32u) / 32u), 0}, AscendC::DataCopyPadExtParams<float>{false, 0, 0, static_cast<float>(0)});
+        }
         q0.EnQue(x0);
         AscendC::LocalTensor<half> x1 = q1.AllocTensor<half>();
-        { const uint16_t n = PyptoRows(vr1, r0, nr); if (n > 0) AscendC::DataCopyPad(x1, g1[off1 + static_cast<uint64_t>(r0) * 64u], AscendC::DataCopyExtParams{n, vc1 * 2u, (64u - vc1) * 2u, static_cast<uint32_t>((128u - (vc1 * 2u + 31u) / 32u * 32u) / 32u), 0}, AscendC::DataCopyPadExtParams<half>{false, 0, 0, static_cast<half>(0)}); }
+        {  // @y GM -> UB: the tile's valid rows, valid columns of each
+            const uint16_t n = PyptoRows(vr1, r0, nr);
+            const uint32_t len = vc1 * 2u;  // bytes per row
+            if (n > 0) AscendC::DataCopyPad(x1, g1[off1 + static_cast<uint64_t>(r0) * 64u], AscendC::DataCopyExtParams{n, len, 128u - len, static_cast<uint32_t>((128u - (len + 31u) / 32u * 32u) / 32u), 0}, AscendC::DataCopyPadExtParams<half>{false, 0, 0, static_cast<half>(0)});
+        }
         q1.EnQue(x1);
     }
     __aicore__ inline void Compute(uint32_t r0, uint32_t nr)
@@ -101,13 +109,25 @@ private:
     {
         (void)c0; (void)nc;
         AscendC::LocalTensor<half> y2 = q2.DeQue<half>();
-        { const uint16_t n = PyptoRows(vr2, r0, nr); if (n > 0) AscendC::DataCopyPad(g2[off2 + static_cast<uint64_t>(r0) * 64u], y2, AscendC::DataCopyExtParams{n, vc2 * 2u, static_cast<uint32_t>((128u - (vc2 * 2u + 31u) / 32u * 32u) / 32u), (64u - vc2) * 2u, 0}); }
+        {  // @h UB -> GM: the tile's valid rows, valid columns of each
+            const uint16_t n = PyptoRows(vr2, r0, nr);
+            const uint32_t len = vc2 * 2u;  // bytes per row
+            if (n > 0) AscendC::DataCopyPad(g2[off2 + static_cast<uint64_t>(r0) * 64u], y2, AscendC::DataCopyExtParams{n, len, static_cast<uint32_t>((128u - (len + 31u) / 32u * 32u) / 32u), 128u - len, 0});
+        }
         q2.FreeTensor(y2);
         AscendC::LocalTensor<float> y3 = q3.DeQue<float>();
-        { const uint16_t n = PyptoRows(vr3, r0, nr); if (n > 0) AscendC::DataCopyPad(g3[off3 + static_cast<uint64_t>(r0) * 64u], y3, AscendC::DataCopyExtParams{n, vc3 * 4u, static_cast<uint32_t>((256u - (vc3 * 4u + 31u) / 32u * 32u) / 32u), (64u - vc3) * 4u, 0}); }
+        {  // @back UB -> GM: the tile's valid rows, valid columns of each
+            const uint16_t n = PyptoRows(vr3, r0, nr);
+            const uint32_t len = vc3 * 4u;  // bytes per row
+            if (n > 0) AscendC::DataCopyPad(g3[off3 + static_cast<uint64_t>(r0) * 64u], y3, AscendC::DataCopyExtParams{n, len, static_cast<uint32_t>((256u - (len + 31u) / 32u * 32u) / 32u), 256u - len, 0});
+        }
         q3.FreeTensor(y3);
         AscendC::LocalTensor<half> y4 = q4.DeQue<half>();
-        { const uint16_t n = PyptoRows(vr4, r0, nr); if (n > 0) AscendC::DataCopyPad(g4[off4 + static_cast<uint64_t>(r0) * 64u], y4, AscendC::DataCopyExtParams{n, vc4 * 2u, static_cast<uint32_t>((128u - (vc4 * 2u + 31u) / 32u * 32u) / 32u), (64u - vc4) * 2u, 0}); }
+        {  // @mixed UB -> GM: the tile's valid rows, valid columns of each
+            const uint16_t n = PyptoRows(vr4, r0, nr);
+            const uint32_t len = vc4 * 2u;  // bytes per row
+            if (n > 0) AscendC::DataCopyPad(g4[off4 + static_cast<uint64_t>(r0) * 64u], y4, AscendC::DataCopyExtParams{n, len, static_cast<uint32_t>((128u - (len + 31u) / 32u * 32u) / 32u), 128u - len, 0});
+        }
         q4.FreeTensor(y4);
     }
 
