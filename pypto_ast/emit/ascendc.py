@@ -29,7 +29,7 @@ from ..transforms import ir
 from . import gm
 from .errors import EmitError, unsupported
 from .gm import GVal
-from .vector import CTYPE, ES, REDUCE, VECTOR_OPS, Load, Segment, SegmentEmitter, Store
+from .vector import CTYPE, REDUCE, VECTOR_OPS, Load, Segment, SegmentEmitter, Store
 
 __all__ = ["EmitError", "emit_program", "UB_BUDGET", "CTYPE"]
 
@@ -483,9 +483,7 @@ class _BlockPlanner:
             if isinstance(x, ir.Value) and x.name in self.ub and self.ub[x.name] is self.cur:
                 shapes.append(self.cur.shape2[x.name])
             elif isinstance(x, (ir.Value, ir.TensorRef)):
-                g = self.gval_of(x, span) if not (isinstance(x, ir.Value) and x.name in self.ub) else None
-                if g is None:
-                    g = self.materialize(x.name, span)
+                g = self.gval_of(x, span)  # a value of an earlier kernel goes to GM here
                 if g.rows < 0:
                     unsupported(f"reading a dynamically shaped tensor whole ({x!r})", span)
                 shapes.append((g.rows, g.cols))

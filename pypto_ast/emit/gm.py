@@ -197,13 +197,11 @@ def view(src: GVal, offsets, shape, valid, span, src_is_named: bool) -> GVal:
         off = add(off, mul(offsets[k], strides[k]))
     rows, cols = flat2(shape)
     if valid is None:
-        vfull = shape
         if src_is_named:
             vr, vc = C(rows), C(cols)
         else:  # clipped to the source's valid data
             vr = emin(C(rows), emax(C(0), sub(src.vr, _row_of(offsets, shape, full, src))))
             vc = emin(C(cols), emax(C(0), sub(src.vc, offsets[-1])))
-        del vfull
     else:
         vr, vc = _flat_valid(tuple(valid), shape, span)
         if not src_is_named:

@@ -302,7 +302,7 @@ class SegmentEmitter:
         n = self.slot_bytes // (1 if dt == "bool" else ES[dt])
         return f"tmp.GetWithOffset<{ct}>({n}, {self.scratch[i][j] * self.slot_bytes})"
 
-    def work(self, dt: str, n_rows: int = 1) -> str:
+    def work(self, dt: str) -> str:
         return f"work.Get<{CTYPE[dt]}>()"
 
     # -- emission ------------------------------------------------------------------------
@@ -437,7 +437,7 @@ class SegmentEmitter:
                 L.append(self._copy_out(r, "0", "1", f"y{r.field}", ind="            "))
                 L.append("        }")
             elif r.kind in ("C", "S"):
-                L.append(f"        if (r0 == 0) {{  // a row broadcast over tiles: written once")
+                L.append("        if (r0 == 0) {  // a row broadcast over tiles: written once")
                 L.append(self._copy_out(r, "0", "1", f"y{r.field}", ind="            "))
                 L.append("        }")
             else:
