@@ -22,7 +22,7 @@ class HostRunError(Exception):
     """The kernel faulted on the host model (a pypto_host::HardwareFault or other error)."""
 
 
-def _eval_dim(d, actual: dict):
+def _eval_dim(d):
     v = getattr(d, "value", d)
     if isinstance(v, int):
         return v
@@ -54,7 +54,7 @@ def run_host(program, inputs: dict, *, cache_dir=None, line_directives: bool = T
                 raise ValueError(f"missing tensor input {name!r}")
             t = inputs[name]
             p = params[name]
-            decl = [_eval_dim(d, inputs) for d in p.type.shape]
+            decl = [_eval_dim(d) for d in p.type.shape]
             if not isinstance(t, torch.Tensor) or t.dtype != want or t.dim() != len(decl) or any(
                     d is not None and d != s for d, s in zip(decl, t.shape)):
                 shown = [d if d is not None else "?" for d in decl]

@@ -67,7 +67,6 @@ class Segment:
     ops: list = field(default_factory=list)  # compute ir.Op
     shape2: dict = field(default_factory=dict)  # value -> (rows, cols)
     dtype: dict = field(default_factory=dict)  # value -> dtype
-    vc: dict = field(default_factory=dict)  # value -> valid-cols C++ expression (set at emission)
     written: set = field(default_factory=set)  # buffer names stored to
     read: set = field(default_factory=set)  # buffer names loaded from
     tile_rows: int = 0  # rows of the vector tile in effect (0: none set)
@@ -143,7 +142,6 @@ class SegmentEmitter:
         self.cpad = -(-tc // align) * align
         self.nct = -(-Cc // tc)
         self.per_tile = [x for x in s.loads if x.kind in ("F", "R")]
-        self.per_tile_set = [id(x) for x in self.per_tile]
         self.once = [x for x in s.loads if x.kind in ("C", "S")]
         if len(self.per_tile) > 8:
             unsupported(f"a kernel reading {len(self.per_tile)} tiled inputs (at most 8 VECIN queue buffers)", s.span)
@@ -223,7 +221,7 @@ class SegmentEmitter:
             in_place = op.opcode not in ("sign", "cast", "prod") and op.opcode not in REDUCE
             dead_in = [x.name for x in op.operands if isinstance(x, ir.Value) and last_use.get(x.name) == i
                        and home.get(x.name, ("",))[0] == "in" and x.name not in reuse_in.values()
-                       and self.kind(x.name) == "F" and id(home[x.name][1]) in self.per_tile_set
+                       and self.kind(x.name) == "F"  # full loads are tiled: their queue buffer is per tile
                        and s.dtype[x.name] == s.dtype[res]]
             if op.opcode in REDUCE and self.kind(res) == "C":  # accumulates across tiles
                 home[res] = ("acc", i)
@@ -494,7 +492,7 @@ class SegmentEmitter:
                     if w != e:
                         e = f"PyptoMin({e}, {w})"
                 vc[res] = e
-        s.vc = vc
+        self.vc = vc
 
     # -- data movement -------------------------------------------------------------------
     def _copy_in(self, r: Load, row0: str, nrows: str, local: str = None, cols0: bool = False, ind: str = "") -> str:
@@ -777,15 +775,7 @@ class SegmentEmitter:
             body = [f"AscendC::{BINARY[code]}({drow}, {self._row_of(a)}, {self._row_of(b)}, {self.cpad});{cm}"]
             self._rows(out, body, f"{self.tr}u")
             return out
-        if rk == "R" and {ka, kb} == {"R", "S"}:
-            s_first = ka == "S"
-            t, sk = (b, a) if s_first else (a, b)
-            body = [f"const {ct} s = {self._scalar_of(sk)};{cm}"]
-            self._vs_sync(out)
-            self._scalar_op(code, dst, self.ref(t), "s", self.count(res), dt, s_first, body, span, None)
-            out.extend("        " + x for x in body)
-            return out
-        if rk == "C" and {ka, kb} == {"C", "S"}:
+        if rk in ("R", "C") and {ka, kb} == {rk, "S"}:  # a per-row or broadcast row with a single value
             s_first = ka == "S"
             t, sk = (b, a) if s_first else (a, b)
             body = [f"const {ct} s = {self._scalar_of(sk)};{cm}"]
@@ -811,7 +801,7 @@ class SegmentEmitter:
             unsupported(f"'{code}' other than along the last axis of a full value", span)
         dst = self.ref(res)
         rs = self.stride("R", dt)
-        vc = self.s.vc[src]
+        vc = self.vc[src]
         srow = f"{self.ref(src)}[r * {self.cpad}]"
         if code == "prod":
             ct = CTYPE[dt]
