@@ -80,7 +80,8 @@ def _source(path: Optional[str]) -> dict:
 @click.option("--kernel", "kernel_name", help="the kernel to use when the file has several")
 @click.option("--merge-loop1", is_flag=True, help="merge consecutive loop(1) regions (the PTO012 fix)")
 @click.option("--no-spans", is_flag=True, help="leave source locations out of the printed IR and #line directives out of the Ascend C")
-def main(file, emit, output, do_run, do_build, backend, soc, kernel_name, merge_loop1, no_spans) -> None:
+@click.option("-q", "--quiet", is_flag=True, help="no progress lines on stderr (compiler runs of --build/--run)")
+def main(file, emit, output, do_run, do_build, backend, soc, kernel_name, merge_loop1, no_spans, quiet) -> None:
     """Lower the PyPTO kernel in FILE to the control/compute IR."""
     from pypto_ast import pipeline
 
@@ -93,6 +94,7 @@ def main(file, emit, output, do_run, do_build, backend, soc, kernel_name, merge_
         raise click.UsageError("--emit ascendc writes several files: give the directory with -o DIR")
     if not emit and not do_run and not do_build:
         emit = "ir"
+    progress = None if quiet else (lambda line: click.echo(line, err=True))
     try:
         module = pipeline.load_module(file)
         kernel = pipeline.find_kernel(module, kernel_name)
@@ -103,11 +105,11 @@ def main(file, emit, output, do_run, do_build, backend, soc, kernel_name, merge_
             from pypto_ast.runner import run_and_compare
 
             code = run_and_compare(module, kernel, inputs, backend=backend, merge_loop1=merge_loop1,
-                                   echo=click.echo, soc=soc)
+                                   echo=click.echo, soc=soc, progress=progress)
             raise SystemExit(code)
         program = pipeline.lower(kernel, inputs, merge_loop1=merge_loop1)
         if do_build:
-            library = pipeline.build_host(program, soc=soc, out_dir=output)
+            library = pipeline.build_host(program, soc=soc, out_dir=output, progress=progress)
             click.echo(f"built {program.name} for {soc} (host backend): {_display(str(library))}")
             return
         if emit == "ascendc":

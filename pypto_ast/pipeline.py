@@ -160,13 +160,14 @@ BACKENDS = ("interp", "host")
 
 
 def run(program, inputs: dict, backend: str = "interp", *, soc: Optional[str] = None,
-        stats: Optional[dict] = None) -> Any:
+        stats: Optional[dict] = None, progress=None) -> Any:
     """Run ``program`` on ``backend``: ``interp`` (the torch interpreter) or ``host`` (emitted
     Ascend C built with g++ against our CPU kernel_operator.h; outputs are written in place and
     None is returned).  For ``host``, ``stats`` (if given) receives the GM traffic
     (``gm_to_ub_bytes``, ``ub_to_gm_bytes``, ``*_calls``) and ``min_bytes`` (every tensor the
     kernels read, read once, plus every tensor they write, written once).  Constructs the host backend does not
-    support, a plan over the ``soc``'s UB budget and device faults raise ``KernelErrors``."""
+    support, a plan over the ``soc``'s UB budget and device faults raise ``KernelErrors``.
+    ``progress`` (a callable taking one line) hears about compiler runs that a build needs."""
     if backend == "interp":
         from .torch_interp import run_program
 
@@ -178,7 +179,7 @@ def run(program, inputs: dict, backend: str = "interp", *, soc: Optional[str] = 
 
     files = emit(program, "ascendc", soc=soc)
     try:
-        result = run_host(program, inputs, files=files)
+        result = run_host(program, inputs, files=files, progress=progress)
     except HostRunError as exc:
         raise KernelErrors([(f"host backend: {exc}", getattr(exc, "span", None))], None) from None
     except BuildError as exc:
@@ -190,18 +191,18 @@ def run(program, inputs: dict, backend: str = "interp", *, soc: Optional[str] = 
     return result["returned"]
 
 
-def build_host(program, *, soc: Optional[str] = None, out_dir: Optional[str] = None):
+def build_host(program, *, soc: Optional[str] = None, out_dir: Optional[str] = None, progress=None):
     """Emit and compile the host library; with ``out_dir`` the sources, manifest and the
     library (``lib<program>.so``) are written there.  Returns the library path."""
     import shutil
     from pathlib import Path
 
-    from .emit.build import BuildError, build_host_library
-    from .emit.host_backend import HEADER_DIR
+    from .emit.build import BuildError
+    from .emit.host_runtime import build_program
 
     files = emit(program, "ascendc", soc=soc)
     try:
-        lib = build_host_library({n: t for n, t in files.items() if n.endswith(".cpp")}, include_dirs=[HEADER_DIR])
+        lib = build_program({n: t for n, t in files.items() if n.endswith(".cpp")}, progress=progress)
     except BuildError as exc:
         raise PipelineError(f"building the host library failed: {exc}") from None
     if out_dir is None:

@@ -1,11 +1,17 @@
-"""Build C++ sources into a shared library with g++, through a content-addressed cache.
+"""Build C++ sources with g++ through a content-addressed cache, and load the result.
 
 The host backend compiles emitted Ascend C against our CPU implementation of the API, then
-loads it with ctypes.  Compiling costs seconds, so builds are cached under a key made only
-of contents (conventions C2): each source's name and text, the flags in order, the compiler's
-``--version`` text, a content hash of every file under the include dirs, and the cache
-format version.  Entries are written atomically (C3): built in a private sibling directory,
-then renamed into place, so readers never see half an entry and racing builders agree.
+loads it with ctypes.  Builds are cached under a key made only of contents (conventions C2):
+each source's name and text, the flags in order, the compiler's ``--version`` text, a content
+hash of every file under the include dirs, the key of any prebuilt objects linked in, and the
+cache format version.  Entries are written atomically (C3): built in a private sibling
+directory, then renamed into place, so readers never see half an entry and racing builders
+agree.  Every artefact's sha256 is recorded in the entry and checked before it is used, so a
+truncated, replaced or edited library is rebuilt, never loaded.
+
+Translation units compile in parallel (one g++ per file, as many at once as there are cores)
+and are linked in a separate step; :class:`Objects` are object files built once into the cache
+and linked into every library that names them (the host runtime, ``host_runtime.py``).
 """
 
 from __future__ import annotations
@@ -17,24 +23,25 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from .. import knobs
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bump when the entry layout or the key changes: old entries then live in another ``v<N>``."""
 
-BASE_FLAGS = ("-std=c++17", "-O3", "-fno-math-errno", "-fno-trapping-math", "-fPIC", "-shared", "-pthread")
-"""-O3 vectorises the host runtime's chunk loops; -fno-math-errno / -fno-trapping-math let
-sqrt and compare-and-select loops vectorise too (no result changes: IEEE rounding is kept, no
--ffast-math).  No -march: the library stays portable (the runtime header picks AVX2 code at
-load time itself).  -pthread: pypto_host::Launch runs blocks on std::threads."""
+BASE_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-pthread")
+"""Flags of every translation unit; callers add their own (the runtime adds -O3 and more)."""
 LIBRARY = "lib.so"
 META = "meta.json"
 _COMPILED = (".cpp", ".cc", ".cxx", ".c")
+
+Progress = Optional[Callable[[str], None]]
+"""Where build progress lines go (``None``: nowhere); the CLI passes a stderr printer."""
 
 
 class BuildError(Exception):
@@ -48,55 +55,98 @@ class BuildError(Exception):
         return f"{self.message}\n{self.stderr.rstrip()}" if self.stderr.strip() else self.message
 
 
+class Objects:
+    """Object files compiled once per compiler, flags and header contents, then linked into
+    libraries.  ``digest()`` is their cache key, cheap to compute (no compiler runs on a hit);
+    ``paths()`` builds them on first use and checks their recorded hashes every time."""
+
+    def __init__(self, sources: Mapping[str, str], *, include_dirs: Iterable[str | os.PathLike] = (),
+                 flags: Iterable[str] = (), label: str = "objects"):
+        _check_names(sources)
+        self.sources = dict(sources)
+        self.include_dirs = [Path(d).resolve() for d in include_dirs]
+        self.flags = (*BASE_FLAGS, *flags)
+        self.label = label
+
+    def digest(self, cxx: str | None = None) -> str:
+        compiler = _find_compiler(cxx or knobs.cxx)
+        return _digest(_key_inputs(self.sources, self.flags, compiler, self.include_dirs, ()))
+
+    def paths(self, *, cache_dir=None, cxx: str | None = None, progress: Progress = None) -> list[Path]:
+        compiler = _find_compiler(cxx or knobs.cxx)
+        inputs = _key_inputs(self.sources, self.flags, compiler, self.include_dirs, ())
+        digest = _digest(inputs)
+        names = [_object_name(n) for n in _compiled(self.sources)]
+        entry = _cache_root(cache_dir) / f"obj-{digest}"
+        if _entry_is_valid(entry, digest):
+            return [entry / n for n in names]
+        if progress:
+            progress(f"building {self.label} once for this compiler: {len(names)} files "
+                     f"({Path(compiler).name} {_opt_level(self.flags)}) ...")
+
+        def make(tmp: Path) -> list[str]:
+            _compile_all(tmp, self.sources, compiler, self.flags, self.include_dirs)
+            return names
+
+        _build_entry(entry, digest, inputs, make, replace=False)
+        return [entry / n for n in names]
+
+
 def build_host_library(
     sources: Mapping[str, str],
     *,
     include_dirs: Iterable[str | os.PathLike] = (),
     extra_flags: Iterable[str] = (),
+    link: Optional[Objects] = None,
     cache_dir: str | os.PathLike | None = None,
     always_compile: bool | None = None,
     no_cache: bool = False,
     cxx: str | None = None,
+    progress: Progress = None,
 ) -> Path:
     """Return the path of a shared library built from ``sources`` ({file name: text}).
 
-    Files ending in .cpp/.cc/.cxx/.c are compiled; the others (headers) are only written next
-    to them.  ``cache_dir``, ``always_compile`` and ``cxx`` default to the knobs.  With
-    ``no_cache`` the library is built in a fresh temporary directory and the cache is neither
-    read nor written.  Raises :class:`BuildError` with the compiler's stderr on failure.
+    Files ending in .cpp/.cc/.cxx/.c are compiled (in parallel), then linked with ``link``'s
+    objects; the others (headers) are only written next to them.  ``cache_dir``,
+    ``always_compile`` and ``cxx`` default to the knobs.  With ``no_cache`` the library is
+    built in a fresh temporary directory and the cache is neither read nor written (``link``'s
+    objects still come from it).  Raises :class:`BuildError` with the compiler's stderr.
     """
     _check_names(sources)
     compiler = _find_compiler(cxx or knobs.cxx)
     includes = [Path(d).resolve() for d in include_dirs]
     flags = (*BASE_FLAGS, *extra_flags)
-    inputs = _key_inputs(sources, flags, compiler, includes)
+    linked = (link.digest(compiler),) if link is not None else ()
+    inputs = _key_inputs(sources, flags, compiler, includes, linked)
     digest = _digest(inputs)
-    command = (compiler, *flags, *(f"-I{d}" for d in includes),
-               *(n for n in sorted(sources) if n.endswith(_COMPILED)), "-o", LIBRARY)
+
+    def make(tmp: Path) -> list[str]:
+        objects = link.paths(cache_dir=cache_dir, cxx=compiler, progress=progress) if link is not None else []
+        units = _compiled(sources)
+        if progress:
+            progress(f"compiling {len(units)} file{'s' if len(units) != 1 else ''} "
+                     f"({Path(compiler).name} {_opt_level(flags)}) ...")
+        _compile_all(tmp, sources, compiler, flags, includes)
+        own = [tmp / _object_name(n) for n in units]
+        _link(tmp, own + list(objects), compiler, flags)
+        for o in own:  # linked in: only the library and the sources stay in the entry
+            o.unlink()
+        return [LIBRARY]
 
     if no_cache:
         out = Path(tempfile.mkdtemp(prefix="pypto-ast-build-"))
         try:
-            _compile(out, sources, command, inputs, digest)
+            make(out)
         except BaseException:
             shutil.rmtree(out, ignore_errors=True)
             raise
         return out / LIBRARY  # the caller owns (and may delete) this directory
 
-    root = Path(cache_dir if cache_dir is not None else knobs.cache_dir).expanduser() / f"v{FORMAT_VERSION}"
-    entry = root / digest
+    entry = _cache_root(cache_dir) / digest
     always = knobs.always_compile if always_compile is None else always_compile
     if not always and _entry_is_valid(entry, digest):
         return entry / LIBRARY
-
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = root / f"{digest}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-    try:
-        tmp.mkdir()
-        _compile(tmp, sources, command, inputs, digest)
-        _publish(tmp, entry, digest, replace=always)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    _build_entry(entry, digest, inputs, make, replace=always)
     return entry / LIBRARY
 
 
@@ -118,6 +168,8 @@ def load_library(path: str | os.PathLike) -> ctypes.CDLL:
     return lib
 
 
+# ---- names, compiler, key -------------------------------------------------------------------
+
 def _check_names(sources: Mapping[str, str]) -> None:
     # Names become files in the build dir and part of the key: keep them plain and unambiguous.
     if not any(n.endswith(_COMPILED) for n in sources):
@@ -125,6 +177,19 @@ def _check_names(sources: Mapping[str, str]) -> None:
     for name in sources:
         if not name or "/" in name or "\\" in name or name in (".", "..", LIBRARY, META):
             raise BuildError(f"bad source file name {name!r}: use a plain file name")
+
+
+def _compiled(sources: Mapping[str, str]) -> list[str]:
+    return sorted(n for n in sources if n.endswith(_COMPILED))
+
+
+def _object_name(source: str) -> str:
+    return source + ".o"  # add.cpp -> add.cpp.o: distinct from any other source's object
+
+
+def _opt_level(flags: Sequence[str]) -> str:
+    levels = [f for f in flags if f.startswith("-O")]
+    return levels[-1] if levels else "-O0"
 
 
 def _find_compiler(cxx: str) -> str:
@@ -155,19 +220,27 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def _header_hashes(includes: list[Path]) -> dict[str, str]:
     """Content hash of every file under each include dir, keyed ``<index>:<relative path>``."""
     hashes = {}
     for index, top in enumerate(includes):
         if not top.is_dir():
             raise BuildError(f"include directory not found: {top}")
-        for path in sorted(p for p in top.rglob("*") if p.is_file()):
+        for path in sorted(p for p in top.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
             hashes[f"{index}:{path.relative_to(top).as_posix()}"] = _sha256(path.read_bytes())
     return hashes
 
 
 def _key_inputs(sources: Mapping[str, str], flags: tuple[str, ...], compiler: str,
-                includes: list[Path]) -> dict:
+                includes: list[Path], linked: tuple[str, ...]) -> dict:
     """Everything the key covers, in a form small enough to keep in meta.json."""
     return {
         "format": FORMAT_VERSION,
@@ -175,6 +248,7 @@ def _key_inputs(sources: Mapping[str, str], flags: tuple[str, ...], compiler: st
         "flags": list(flags),  # in order: -D then -U differs from -U then -D
         "compiler": _compiler_version(compiler),
         "headers": _header_hashes(includes),
+        "linked": list(linked),
     }
 
 
@@ -182,31 +256,101 @@ def _digest(inputs: dict) -> str:
     return _sha256(json.dumps(inputs, sort_keys=True, separators=(",", ":")).encode())
 
 
-def _compile(out: Path, sources: Mapping[str, str], command: tuple[str, ...], inputs: dict,
-             digest: str) -> None:
-    """Write the sources into ``out``, compile there, then write meta.json last."""
+# ---- compiling ------------------------------------------------------------------------------
+
+def _compile_all(out: Path, sources: Mapping[str, str], compiler: str, flags: tuple[str, ...],
+                 includes: list[Path]) -> None:
+    """Write the sources into ``out`` and compile each to an object there, as many at once
+    as there are cores; the first failure (in file order) is raised with its stderr."""
     for name, text in sources.items():
         (out / name).write_text(text)
+    units = _compiled(sources)
+    commands = [(compiler, *flags, *(f"-I{d}" for d in includes), "-c", n, "-o", _object_name(n)) for n in units]
+    width = max(1, min(len(commands), os.cpu_count() or 1))
+    failures = []
+    running: list[tuple[tuple[str, ...], subprocess.Popen]] = []
+    pending = list(commands)
     try:
-        # cwd=out and relative names: diagnostics read "add.cpp:3:5: error: ...".
+        while pending or running:
+            while pending and len(running) < width:
+                cmd = pending.pop(0)
+                # cwd=out and relative names: diagnostics read "add.cpp:3:5: error: ...".
+                running.append((cmd, subprocess.Popen(cmd, cwd=out, stdout=subprocess.DEVNULL,
+                                                      stderr=subprocess.PIPE, text=True)))
+            cmd, proc = running.pop(0)
+            _, err = proc.communicate()
+            if proc.returncode != 0:
+                failures.append((cmd, proc.returncode, err))
+    except OSError as exc:
+        raise BuildError(f"cannot run {compiler}: {exc}", command=commands[0]) from None
+    finally:
+        for _, proc in running:
+            proc.kill()
+            proc.wait()
+    if failures:
+        cmd, code, err = min(failures, key=lambda f: units.index(f[0][-3]))
+        raise BuildError(f"compiling {cmd[-3]} failed (exit {code})", stderr=err, command=cmd)
+
+
+def _link(out: Path, objects: list[Path], compiler: str, flags: tuple[str, ...]) -> None:
+    command = (compiler, *(f for f in flags if not f.startswith("-O")), "-shared",
+               *(str(o) for o in objects), "-o", LIBRARY)
+    try:
         proc = subprocess.run(command, cwd=out, capture_output=True, text=True)
     except OSError as exc:
         raise BuildError(f"cannot run {command[0]}: {exc}", command=command) from None
     if proc.returncode != 0 or not (out / LIBRARY).is_file():
-        raise BuildError(f"compiling {', '.join(sorted(sources))} failed (exit {proc.returncode})",
-                         stderr=proc.stderr, command=command)
-    meta = {"digest": digest, "inputs": inputs, "command": list(command)}
-    (out / META).write_text(json.dumps(meta, indent=1, sort_keys=True))
+        raise BuildError(f"linking {LIBRARY} failed (exit {proc.returncode})", stderr=proc.stderr, command=command)
+
+
+# ---- the cache ------------------------------------------------------------------------------
+
+def _cache_root(cache_dir) -> Path:
+    """``<cache_dir>/v<N>``, created private (0700); a cache someone else could write to is
+    refused, since a library found there would be loaded into this process."""
+    top = Path(cache_dir if cache_dir is not None else knobs.cache_dir).expanduser()
+    root = top / f"v{FORMAT_VERSION}"
+    for d in (top, root):
+        try:
+            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+            st = d.stat()
+        except OSError as exc:
+            raise BuildError(f"cannot use the build cache {d}: {exc.strerror or exc}") from None
+        if hasattr(os, "getuid") and st.st_uid != os.getuid():
+            raise BuildError(f"the build cache {d} belongs to another user (uid {st.st_uid}); "
+                             "set PYPTO_AST_CACHE_DIR to a directory of your own")
+        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise BuildError(f"the build cache {d} is writable by group or others (mode "
+                             f"{stat.S_IMODE(st.st_mode):o}); make it private (chmod 700) or set "
+                             "PYPTO_AST_CACHE_DIR")
+    return root
 
 
 def _entry_is_valid(entry: Path, digest: str) -> bool:
-    """A hit needs the library and a meta.json whose digest matches both its name and inputs."""
+    """A hit needs a meta.json whose digest matches both the entry's name and its recorded
+    inputs, and every artefact it lists with the sha256 it was published with."""
     try:
         meta = json.loads((entry / META).read_text())
-        return (meta["digest"] == digest and _digest(meta["inputs"]) == digest
-                and (entry / LIBRARY).is_file())
-    except (OSError, ValueError, KeyError, TypeError):
+        if meta["digest"] != digest or _digest(meta["inputs"]) != digest or not meta["files"]:
+            return False
+        return all(_file_sha256(entry / name) == sha for name, sha in meta["files"].items())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
+
+
+def _build_entry(entry: Path, digest: str, inputs: dict, make: Callable[[Path], list[str]], replace: bool) -> None:
+    """Run ``make`` in a private temporary sibling of ``entry``, record the artefacts it
+    returns with their hashes, and publish the directory atomically."""
+    tmp = entry.with_name(f"{entry.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        tmp.mkdir(mode=0o700)
+        artefacts = make(tmp)
+        meta = {"digest": digest, "inputs": inputs,
+                "files": {name: _file_sha256(tmp / name) for name in artefacts}}
+        (tmp / META).write_text(json.dumps(meta, indent=1, sort_keys=True))
+        _publish(tmp, entry, digest, replace=replace)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _publish(tmp: Path, entry: Path, digest: str, replace: bool) -> None:

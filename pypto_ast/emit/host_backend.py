@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Optional
 
 from . import ascendc
-from .build import build_host_library, load_library
-
-HEADER_DIR = Path(__file__).parent / "host"
+from .build import load_library
+from .host_runtime import HEADER_DIR, build_program
 _DTYPES = {"fp32": "float32", "fp16": "float16", "int32": "int32", "bf16": "bfloat16", "int8": "int8",
            "bool": "bool", "int64": "int64", "int16": "int16", "uint8": "uint8"}
 MAX_DIMS = 8
@@ -30,7 +29,7 @@ def _eval_dim(d):
 
 
 def run_host(program, inputs: dict, *, cache_dir=None, line_directives: bool = True,
-             files: Optional[dict] = None) -> dict:
+             files: Optional[dict] = None, progress=None) -> dict:
     """Run ``program`` with ``inputs`` ({param name: torch tensor or number}); output tensors are
     written in place. Returns the GM traffic summed over all launches
     (``gm_to_ub_bytes``, ``ub_to_gm_bytes``, ``gm_to_ub_calls``, ``ub_to_gm_calls``), the minimum
@@ -40,8 +39,6 @@ def run_host(program, inputs: dict, *, cache_dir=None, line_directives: bool = T
 
     files = files if files is not None else ascendc.emit_program(program, line_directives=line_directives)
     manifest = json.loads(files["manifest.json"])
-    sources = {n: t for n, t in files.items() if n.endswith(".cpp")}
-    lib = load_library(build_host_library(sources, include_dirs=[HEADER_DIR], cache_dir=cache_dir))
     params = {p.name: p for p in program.params}
 
     buffers, copies_back, dims = [], [], []
@@ -82,6 +79,9 @@ def run_host(program, inputs: dict, *, cache_dir=None, line_directives: bool = T
         v = inputs.get(name, params[name].value)
         scalars.append(int(v) if isinstance(v, (int, bool)) or float(v).is_integer() else 0)
 
+    # Arguments are checked above, before anything is compiled.
+    sources = {n: t for n, t in files.items() if n.endswith(".cpp")}
+    lib = load_library(build_program(sources, cache_dir=cache_dir, progress=progress))
     ptrs = (ctypes.c_void_p * max(1, len(buffers)))(*[b.data_ptr() for b in buffers])
     svals = (ctypes.c_int64 * max(1, len(scalars)))(*scalars)
     dvals = (ctypes.c_int64 * max(1, len(dims)))(*dims)

@@ -57,16 +57,17 @@ def _add(path):
 
 
 def _entries(cache):
-    return sorted(p.name for p in (cache / "v1").iterdir())
+    return sorted(p.name for p in (cache / f"v{build.FORMAT_VERSION}").iterdir())
 
 
 def test_builds_loads_and_calls(tmp_path, include):
     path = build_host_library(ADD, include_dirs=[include], cache_dir=tmp_path / "cache")
-    assert path.name == "lib.so" and path.parent.parent == tmp_path / "cache" / "v1"
+    assert path.name == "lib.so" and path.parent.parent == tmp_path / "cache" / f"v{build.FORMAT_VERSION}"
     assert _add(path)(2, 3) == 5
     meta = json.loads((path.parent / "meta.json").read_text())
     assert meta["digest"] == path.parent.name and len(meta["digest"]) == 64
     assert meta["inputs"]["headers"] == {"0:k.h": build._sha256(b"#define K 0\n")}
+    assert meta["files"] == {"lib.so": build._sha256(path.read_bytes())}
 
 
 def test_second_call_is_a_hit_without_any_process(tmp_path, include, monkeypatch, compiles):
@@ -75,6 +76,7 @@ def test_second_call_is_a_hit_without_any_process(tmp_path, include, monkeypatch
     assert len(compiles) == 1
     every_run = []
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: every_run.append(a) or pytest.fail("ran a process"))
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: every_run.append(a) or pytest.fail("ran a process"))
     assert build_host_library(ADD, include_dirs=[include], cache_dir=cache) == first
     assert every_run == []
 
@@ -82,7 +84,7 @@ def test_second_call_is_a_hit_without_any_process(tmp_path, include, monkeypatch
 def test_knob_cache_dir_is_the_default(tmp_path, include, monkeypatch):
     monkeypatch.setattr(knobs, "cache_dir", tmp_path / "from-knob")
     path = build_host_library(ADD, include_dirs=[include])
-    assert (tmp_path / "from-knob" / "v1") in path.parents
+    assert (tmp_path / "from-knob" / f"v{build.FORMAT_VERSION}") in path.parents
 
 
 def test_header_change_changes_the_key(tmp_path, include):
@@ -112,7 +114,7 @@ def test_compile_error_carries_the_compiler_message(tmp_path, include):
     err = info.value
     assert "bad.cpp:2:" in err.stderr and "error" in err.stderr
     assert "bad.cpp:2:" in str(err) and "Traceback" not in str(err)
-    assert "-shared" in err.command
+    assert "-c" in err.command and "bad.cpp" in err.command  # the command that failed
     assert _entries(tmp_path / "cache") == []  # no entry, no leftover temp dir
 
 

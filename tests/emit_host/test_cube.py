@@ -17,7 +17,8 @@ torch = pytest.importorskip("torch")
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 from pypto_ast import knobs  # noqa: E402
-from pypto_ast.emit.build import build_host_library, load_library  # noqa: E402
+from pypto_ast.emit.build import load_library  # noqa: E402
+from pypto_ast.emit.host_runtime import build_program  # noqa: E402
 from pypto_ast.emit.cube import MatmulSpec, emit_matmul_kernel  # noqa: E402
 from pypto_ast.emit.errors import EmitError  # noqa: E402
 
@@ -68,8 +69,7 @@ def build(kernels: dict[str, tuple[str, int]], opt: str = "-O2"):
         assert src.count(INCLUDE) == 1
         parts.append(f"namespace tu_{name} {{\n{src.replace(INCLUDE, '')}\n}}  // namespace tu_{name}")
         parts.append(_driver(name, nargs, qual=f"tu_{name}::"))
-    lib = load_library(build_host_library({"kernels.cpp": "\n".join(parts)}, include_dirs=[HOST_DIR],
-                                          extra_flags=(*FLAGS, opt)))
+    lib = load_library(build_program({"kernels.cpp": "\n".join(parts)}, extra_flags=(*FLAGS, opt)))
     runners = {}
     for name, (_, nargs) in kernels.items():
         fn = getattr(lib, f"run_{name}")
@@ -403,7 +403,7 @@ extern "C" __global__ __aicore__ void wrong_dtypes(GM_ADDR x)
 def hand_lib():
     nargs = {"l1_overflow": 1, "l0a_overflow": 1, "vec_and_cube": 1, "wrong_dtypes": 1, "tbuf_manual": 3}
     src = HAND + "\n#include <cstdio>\n" + "".join(_driver(n, k) for n, k in nargs.items())
-    lib = load_library(build_host_library({"hand.cpp": src}, include_dirs=[HOST_DIR], extra_flags=(*FLAGS, "-O0")))
+    lib = load_library(build_program({"hand.cpp": src}, extra_flags=(*FLAGS, "-O0")))
 
     def run(name, *tensors):
         fn = getattr(lib, f"run_{name}")

@@ -88,8 +88,7 @@ def _prebuild(request):
     in this thread (tracing swaps sys.modules).  Failures are left for the tests to report."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from pypto_ast.emit.build import build_host_library
-    from pypto_ast.emit.host_backend import HEADER_DIR
+    from pypto_ast.emit.host_runtime import build_program
 
     stems = set()
     for item in request.session.items:
@@ -111,7 +110,7 @@ def _prebuild(request):
 
     def build(src):
         try:
-            build_host_library(src, include_dirs=[HEADER_DIR])
+            build_program(src)
         except Exception:  # noqa: BLE001 - the test itself reports it
             pass
 

@@ -109,7 +109,7 @@ def _both(program, inputs, tmp_path):
     """Run the oracle on clones and the host backend in place; return (host, oracle, traffic)."""
     oracle = {k: v.clone() for k, v in inputs.items()}
     torch_interp.run_program(program, oracle)
-    traffic = run_host(program, inputs, cache_dir=tmp_path / "cache")
+    traffic = run_host(program, inputs)
     return inputs, oracle, traffic
 
 
@@ -213,8 +213,7 @@ def test_unsupported_op_raises_emit_error(tmp_path):
 def test_wrong_input_is_rejected_before_running(tmp_path):
     program = _lower(tmp_path, "chain8", CHAIN8)
     with pytest.raises(ValueError, match="shape"):
-        run_host(program, {"x": torch.zeros(64, 128), "y": torch.zeros(64, 256), "out": torch.zeros(64, 256)},
-                 cache_dir=tmp_path / "cache")
+        run_host(program, {"x": torch.zeros(64, 128), "y": torch.zeros(64, 256), "out": torch.zeros(64, 256)})
 
 
 def test_hardware_fault_is_reported_through_pypto_last_error(tmp_path):
@@ -225,4 +224,4 @@ def test_hardware_fault_is_reported_through_pypto_last_error(tmp_path):
     files["chain8_b0_k1.cpp"] = files["chain8_b0_k1.cpp"].replace("q1.EnQue(x1);", "")
     inputs = {"x": torch.zeros(64, 256), "y": torch.ones(64, 256), "out": torch.zeros(64, 256)}
     with pytest.raises(HostRunError, match="HardwareFault"):
-        run_host(program, inputs, cache_dir=tmp_path / "cache", files=files)
+        run_host(program, inputs, files=files)

@@ -100,7 +100,7 @@ def _lower(tmp_path, name, text):
 def _both(program, inputs, tmp_path):
     oracle = {k: v.clone() for k, v in inputs.items()}
     torch_interp.run_program(program, oracle)
-    traffic = run_host(program, inputs, cache_dir=tmp_path / "cache")
+    traffic = run_host(program, inputs)
     return inputs, oracle, traffic
 
 

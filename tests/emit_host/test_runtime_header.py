@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 HOST_DIR = Path(__file__).resolve().parents[2] / "pypto_ast" / "emit" / "host"
-FLAGS = ["-std=c++17", "-O2", "-Wall", "-Werror", f"-I{HOST_DIR}"]
+FLAGS = ["-std=c++17", "-O2", "-pthread", "-Wall", "-Werror", f"-I{HOST_DIR}"]
 
 PRELUDE = r"""
 #include "kernel_operator.h"
@@ -46,10 +46,13 @@ int main()
 
 
 def compile_program(src: str, out: Path) -> Path:
+    """A test program linked with the host runtime's prebuilt objects (from the build cache)."""
+    from pypto_ast.emit.host_runtime import runtime_objects
+
     cpp = out.with_suffix(".cpp")
     cpp.write_text(PRELUDE + src)
     proc = subprocess.run(
-        [CXX, *FLAGS, str(cpp), "-o", str(out)],
+        [CXX, *FLAGS, str(cpp), *map(str, runtime_objects()), "-o", str(out)],
         capture_output=True,
         text=True,
         check=False,

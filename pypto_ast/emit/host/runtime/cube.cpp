@@ -1,0 +1,522 @@
+// runtime/cube.cpp -- the AIC cube subset (§10 of ascendc.md): per-TPipe L1/L0A/L0B/L0C/
+// BiasTable pools with written-block tracking, Nd2Nz, LoadData, Mmad, the L1 -> BiasTable
+// copy and Fixpipe.  See pypto_host_cube.h for layouts and the contract.
+#include "runtime/internal.h"
+
+namespace AscendC {
+namespace detail {
+namespace {
+
+// ---- pools ---------------------------------------------------------------------------------
+enum class CubeMem : int { L1 = 0, L0A, L0B, L0C, BT, COUNT };
+struct CubeMemInfo {
+    const char* name;
+    uint32_t size;
+    uint32_t align;
+};
+const CubeMemInfo& InfoOf(CubeMem m)
+{
+    static const CubeMemInfo info[] = {{"L1", 512u * 1024u, 32}, {"L0A", 64u * 1024u, 512}, {"L0B", 64u * 1024u, 512},
+                                       {"L0C", 128u * 1024u, 64}, {"BiasTable", 1024u, 64}};
+    return info[static_cast<int>(m)];
+}
+const char* PosName(TPosition p)
+{
+    switch (p) {
+    case TPosition::A1: return "A1";
+    case TPosition::A2: return "A2";
+    case TPosition::B1: return "B1";
+    case TPosition::B2: return "B2";
+    case TPosition::C1: return "C1";
+    case TPosition::C2: return "C2";
+    case TPosition::CO1: return "CO1";
+    case TPosition::CO2: return "CO2";
+    case TPosition::TSCM: return "TSCM";
+    case TPosition::C2PIPE2GM: return "C2PIPE2GM";
+    default: return "vector";
+    }
+}
+CubeMem MemOfPosition(TPosition p, const char* op)
+{
+    switch (p) {
+    case TPosition::A1: case TPosition::B1: case TPosition::C1: case TPosition::TSCM: return CubeMem::L1;
+    case TPosition::A2: return CubeMem::L0A;
+    case TPosition::B2: return CubeMem::L0B;
+    case TPosition::CO1: return CubeMem::L0C;
+    case TPosition::C2: return CubeMem::BT;
+    default: break;
+    }
+    Fault(std::string(op) + ": TPosition " + PosName(p) +
+          " is not modelled on the host (cube positions: A1/B1/C1/TSCM = L1, A2 = L0A, B2 = L0B, CO1 = L0C, C2 = BiasTable)");
+}
+
+struct CubePool {
+    std::unique_ptr<uint8_t[]> mem;
+    std::vector<uint8_t> written;  // one flag per 32-byte block
+    uint32_t used = 0;
+};
+
+// Registry of the live pools of this thread (base pointer -> memory kind), so that a cube op
+// can tell which memory a LocalTensor lives in.  The pools themselves belong to their TPipe.
+struct CubeRegistryEntry {
+    const uint8_t* base;
+    CubeMem mem;
+    CubePool* pool;
+};
+std::vector<CubeRegistryEntry>& CubeRegistry()
+{
+    static thread_local std::vector<CubeRegistryEntry> r;
+    return r;
+}
+
+// Per-TPipe cube state (held by the TPipe as an opaque pointer).
+struct CubePools {
+    CubePool pool[static_cast<int>(CubeMem::COUNT)];
+    int perPos[16] = {};
+    uint32_t buffers = 0;
+    CubePools() = default;
+    CubePools(const CubePools&) = delete;
+    CubePools& operator=(const CubePools&) = delete;
+    ~CubePools()
+    {
+        auto& reg = CubeRegistry();
+        reg.erase(std::remove_if(reg.begin(), reg.end(),
+                                 [this](const CubeRegistryEntry& e) {
+                                     for (const CubePool& p : pool)
+                                         if (p.mem && e.base == p.mem.get()) return true;
+                                     return false;
+                                 }),
+                  reg.end());
+    }
+    CubePool& Get(CubeMem m)
+    {
+        CubePool& p = pool[static_cast<int>(m)];
+        if (!p.mem) {
+            const uint32_t size = InfoOf(m).size;
+            p.mem.reset(new uint8_t[size]);
+            std::memset(p.mem.get(), 0xFF, size);
+            p.written.assign(size / kBlock, 0);
+            CubeRegistry().push_back(CubeRegistryEntry{p.mem.get(), m, &p});
+        }
+        return p;
+    }
+    // Carve `num` buffers of `len` bytes, each starting on the memory's alignment.
+    uint32_t Carve(TPosition pos, uint32_t num, uint32_t len, uint32_t* stride, const char* op)
+    {
+        const CubeMem m = MemOfPosition(pos, op);
+        const CubeMemInfo& info = InfoOf(m);
+        if (len == 0 || len % kBlock != 0) {
+            Fault(std::string(op) + ": buffer length " + std::to_string(len) +
+                  " bytes is not a positive multiple of 32 bytes (§5.1/§15.2)");
+        }
+        int& pp = perPos[static_cast<int>(pos) & 15];
+        if (pp + static_cast<int>(num) > 8) {
+            std::ostringstream msg;
+            msg << op << ": " << pp + num << " queue buffers on TPosition " << PosName(pos) << "; at most 8 (§5.1)";
+            Fault(msg.str());
+        }
+        if (buffers + num > 64) Fault(std::string(op) + ": more than 64 cube buffers in one kernel (§5.1)");
+        CubePool& p = Get(m);
+        const uint32_t st = (len + info.align - 1) / info.align * info.align;
+        const uint64_t at = (static_cast<uint64_t>(p.used) + info.align - 1) / info.align * info.align;
+        const uint64_t end = at + static_cast<uint64_t>(st) * (num - 1) + len;
+        if (end > info.size) {
+            std::ostringstream msg;
+            msg << op << ": " << info.name << " overflow on TPosition " << PosName(pos) << ": " << p.used
+                << " B already allocated + " << num << " x " << len << " B requested (start alignment " << info.align
+                << " B) = " << end << " B > " << info.name << " size " << info.size << " B (§1.2)";
+            Fault(msg.str());
+        }
+        p.used = static_cast<uint32_t>(end);
+        pp += static_cast<int>(num);
+        buffers += num;
+        *stride = st;
+        return static_cast<uint32_t>(at);
+    }
+};
+
+CubePools& PoolsOf(void*& holder)
+{
+    if (!holder) holder = new CubePools();
+    return *static_cast<CubePools*>(holder);
+}
+
+// Which cube memory a LocalTensor lives in (faults for UB / unbound tensors).
+struct Where {
+    CubeMem mem;
+    CubePool* pool;
+};
+Where CubeWhere(const TensorDesc& d, const char* op, const char* which)
+{
+    if (!d.ub) Fault(std::string(op) + ": " + which + " LocalTensor is not bound to on-chip memory (never allocated)");
+    CheckLive(d, op);
+    for (const CubeRegistryEntry& e : CubeRegistry())
+        if (e.base == d.ub) return Where{e.mem, e.pool};
+    Fault(std::string(op) + ": " + which + " LocalTensor lives in the Unified Buffer (VECIN/VECOUT/VECCALC); "
+          "this operand must be in a cube memory (L1/L0A/L0B/L0C/BiasTable)");
+}
+void NeedMem(const Where& w, std::initializer_list<CubeMem> allowed, const char* op, const char* which,
+             const char* expect)
+{
+    for (CubeMem m : allowed)
+        if (m == w.mem) return;
+    Fault(std::string(op) + ": " + which + " LocalTensor is in " + InfoOf(w.mem).name + ", expected " + expect);
+}
+void CheckAlign(const TensorDesc& d, uint32_t align, const char* op, const char* which, const Where& w)
+{
+    if (d.addr % align != 0) {
+        std::ostringstream msg;
+        msg << op << ": " << which << " address " << d.addr << " in " << InfoOf(w.mem).name << " is not " << align
+            << "-byte aligned (§1.2)";
+        Fault(msg.str());
+    }
+}
+void CheckSpan(const TensorDesc& d, uint64_t relEnd, const char* op, const char* which, const Where& w)
+{
+    if (relEnd > d.capBytes) {
+        std::ostringstream msg;
+        msg << op << ": " << which << " access of " << relEnd << " bytes from the tensor start runs outside its "
+            << InfoOf(w.mem).name << " buffer (" << d.capBytes << " bytes left in the buffer)";
+        Fault(msg.str());
+    }
+}
+void MarkWritten(const Where& w, const TensorDesc& d, uint64_t rel, uint64_t len)
+{
+    if (len == 0) return;
+    const uint64_t a = d.addr + rel;
+    for (uint64_t b = a / kBlock; b <= (a + len - 1) / kBlock; ++b) w.pool->written[b] = 1;
+}
+bool IsWritten(const Where& w, const TensorDesc& d, uint64_t rel, uint64_t len)
+{
+    const uint64_t a = d.addr + rel;
+    for (uint64_t b = a / kBlock; b <= (a + len - 1) / kBlock; ++b)
+        if (!w.pool->written[b]) return false;
+    return true;
+}
+uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+constexpr std::initializer_list<Dt> kCubeCopyDts = {Dt::I8, Dt::U8, Dt::F16, Dt::BF16, Dt::I16, Dt::U16,
+                                                    Dt::F32, Dt::I32, Dt::U32};
+
+template <typename T> double CubeIn(const uint8_t* p) { return ToD(Load<T>(p)); }
+double CubeInAs(Dt dt, const uint8_t* p)
+{
+    double x = 0;
+    WithTypeIn<Dt::I8, Dt::I32, Dt::F16, Dt::BF16, Dt::F32>(dt, [&](auto tag) { x = CubeIn<decltype(tag)>(p); });
+    return x;
+}
+}  // namespace
+
+// Hooks called by TPipe::InitBuffer for cube positions (runtime/core.cpp).
+void CubeInitQueue(void*& holder, QueueCore& q, uint8_t num, uint32_t len)
+{
+    const char* op = "TPipe::InitBuffer(que)";
+    if (q.initialised()) pypto_host::Fault(std::string(op) + ": this TQue was already initialised");
+    if (num == 0) pypto_host::Fault(std::string(op) + ": num must be >= 1");
+    CubePools& pools = PoolsOf(holder);
+    uint32_t stride = 0;
+    const uint32_t base = pools.Carve(q.pos, num, len, &stride, op);
+    q.ub = pools.Get(MemOfPosition(q.pos, op)).mem.get();
+    q.len = len;
+    q.nbufs = num;
+    for (uint32_t i = 0; i < num; ++i) q.bufs[i] = QueueBuf{base + i * stride, BufState::Free, 0};
+}
+void CubeInitTBuf(void*& holder, TPosition pos, uint8_t*& ub, uint32_t& addr, uint32_t& len, uint32_t bytes)
+{
+    const char* op = "TPipe::InitBuffer(tbuf)";
+    if (ub) pypto_host::Fault(std::string(op) + ": this TBuf was already initialised");
+    CubePools& pools = PoolsOf(holder);
+    uint32_t stride = 0;
+    addr = pools.Carve(pos, 1, bytes, &stride, op);
+    ub = pools.Get(MemOfPosition(pos, op)).mem.get();
+    len = bytes;
+}
+void CubeDestroyPools(void* pools) { delete static_cast<CubePools*>(pools); }
+
+// ===========================================================================================
+// §10.2 GM (ND) -> L1 (NZ).
+// ===========================================================================================
+void CubeNd2Nz(Ty t, const TensorDesc& dst, const GmDesc& src, const Nd2NzParams& p)
+{
+    const char* op = "DataCopy(GM->L1, Nd2NzParams)";
+    CheckDtype(t.dt, op, kCubeCopyDts);
+    const Where w = CubeWhere(dst, op, "dst");
+    NeedMem(w, {CubeMem::L1}, op, "dst", "L1 (A1/B1/C1)");
+    CheckAlign(dst, kBlock, op, "dst", w);
+    if (p.ndNum == 0 || p.nValue == 0 || p.dValue == 0) {
+        Fault(std::string(op) + ": ndNum, nValue and dValue must be >= 1 (the device treats the copy as a NOP and "
+              "the L1 tile keeps stale data)");
+    }
+    if (p.srcDValue == 0 || p.dstNzC0Stride == 0 || p.dstNzNStride == 0 || (p.ndNum > 1 && p.dstNzMatrixStride == 0)) {
+        Fault(std::string(op) + ": srcDValue, dstNzC0Stride, dstNzNStride (and dstNzMatrixStride when ndNum > 1) must be >= 1");
+    }
+    if (p.nValue > 16384) Fault(std::string(op) + ": nValue " + std::to_string(p.nValue) + " > 16384");
+    const uint32_t e = t.size;
+    const uint32_t c0 = kBlock / e;
+    const uint32_t blocks = CeilDiv(p.dValue, c0);
+    // GM extent read and L1 extent written.
+    const uint64_t srcEnd = (uint64_t(p.ndNum) - 1) * p.srcNdMatrixStride + (uint64_t(p.nValue) - 1) * p.srcDValue + p.dValue;
+    CheckGmRange(src, 0, srcEnd * e, op);
+    CheckGmAligned(src, op, GmAlign() ? GmAlign() : e);
+    uint64_t dstEndBlocks = 0;
+    std::vector<uint64_t> seen;
+    seen.reserve(uint64_t(p.ndNum) * p.nValue * blocks);
+    for (uint32_t i = 0; i < p.ndNum; ++i)
+        for (uint32_t j = 0; j < p.nValue; ++j)
+            for (uint32_t b = 0; b < blocks; ++b) {
+                const uint64_t byteOff = uint64_t(i) * p.dstNzMatrixStride * e +
+                                         (uint64_t(j) * p.dstNzNStride + uint64_t(b) * p.dstNzC0Stride) * kBlock;
+                seen.push_back(byteOff);
+                dstEndBlocks = std::max<uint64_t>(dstEndBlocks, byteOff + kBlock);
+            }
+    CheckSpan(dst, dstEndBlocks, op, "dst", w);
+    std::sort(seen.begin(), seen.end());
+    for (size_t i = 1; i < seen.size(); ++i)
+        if (seen[i] < seen[i - 1] + kBlock) {
+            Fault(std::string(op) + ": destination blocks overlap (dstNzC0Stride / dstNzNStride / dstNzMatrixStride "
+                  "too small); the device gives no error and the write order is unspecified");
+        }
+    const uint8_t* s0 = Addr(src);
+    uint8_t* d0 = Ptr(dst);
+    for (uint32_t i = 0; i < p.ndNum; ++i)
+        for (uint32_t j = 0; j < p.nValue; ++j) {
+            const uint8_t* srow = s0 + (uint64_t(i) * p.srcNdMatrixStride + uint64_t(j) * p.srcDValue) * e;
+            for (uint32_t b = 0; b < blocks; ++b) {
+                const uint64_t off = uint64_t(i) * p.dstNzMatrixStride * e +
+                                     (uint64_t(j) * p.dstNzNStride + uint64_t(b) * p.dstNzC0Stride) * kBlock;
+                const uint32_t nEl = std::min<uint32_t>(c0, p.dValue - b * c0);
+                std::memcpy(d0 + off, srow + uint64_t(b) * c0 * e, nEl * e);
+                if (nEl < c0) std::memset(d0 + off + nEl * e, 0, (c0 - nEl) * e);
+                MarkWritten(w, dst, off, kBlock);
+            }
+        }
+    CountIn(uint64_t(p.ndNum) * p.nValue * p.dValue * e);
+}
+
+// ===========================================================================================
+// §10.2 L1 -> L0A / L0B.
+// ===========================================================================================
+void CubeLoadData(Ty t, const TensorDesc& dst, const TensorDesc& src, const LoadData2DParams& p)
+{
+    const char* op = "LoadData(LoadData2DParams)";
+    CheckDtype(t.dt, op, kCubeCopyDts);
+    const Where wd = CubeWhere(dst, op, "dst");
+    const Where ws = CubeWhere(src, op, "src");
+    NeedMem(wd, {CubeMem::L0A, CubeMem::L0B}, op, "dst", "L0A (A2) or L0B (B2)");
+    NeedMem(ws, {CubeMem::L1}, op, "src", "L1 (A1/B1)");
+    CheckAlign(dst, 512, op, "dst", wd);
+    CheckAlign(src, kBlock, op, "src", ws);
+    if (p.repeatTimes == 0) Fault(std::string(op) + ": repeatTimes must be in [1, 255]");
+    if (p.addrMode != 0) Fault(std::string(op) + ": addrMode other than 0 (increasing addresses) is not modelled");
+    if (p.ifTranspose && t.size != 2) {
+        Fault(std::string(op) + ": ifTranspose works on 16-bit types only (" + DtName(t.dt) +
+              "); 32-bit / 8-bit transposes need LoadDataWithTranspose (§10.2)");
+    }
+    constexpr uint32_t kFrac = 512;
+    const uint64_t srcEnd = (uint64_t(p.startIndex) + uint64_t(p.repeatTimes - 1) * p.srcStride + 1) * kFrac;
+    const uint64_t dstEnd = (uint64_t(p.repeatTimes - 1) * (1 + uint64_t(p.dstGap)) + 1) * kFrac;
+    CheckSpan(src, srcEnd, "LoadData: source fractal", "src", ws);
+    CheckSpan(dst, dstEnd, "LoadData: destination fractal", "dst", wd);
+    uint8_t tmp[kFrac];
+    for (uint32_t r = 0; r < p.repeatTimes; ++r) {
+        const uint64_t so = (uint64_t(p.startIndex) + uint64_t(r) * p.srcStride) * kFrac;
+        const uint64_t dof = uint64_t(r) * (1 + uint64_t(p.dstGap)) * kFrac;
+        const uint8_t* s = Ptr(src) + so;
+        if (!p.ifTranspose) {
+            std::memcpy(tmp, s, kFrac);
+            for (uint32_t b = 0; b < kFrac / kBlock; ++b) {
+                if (IsWritten(ws, src, so + b * kBlock, kBlock)) MarkWritten(wd, dst, dof + b * kBlock, kBlock);
+                else wd.pool->written[(dst.addr + dof) / kBlock + b] = 0;
+            }
+        } else {
+            for (uint32_t i = 0; i < 16; ++i)
+                for (uint32_t j = 0; j < 16; ++j) std::memcpy(tmp + (j * 16 + i) * 2, s + (i * 16 + j) * 2, 2);
+            const bool all = IsWritten(ws, src, so, kFrac);
+            for (uint32_t b = 0; b < kFrac / kBlock; ++b) wd.pool->written[(dst.addr + dof) / kBlock + b] = all ? 1 : 0;
+        }
+        std::memcpy(Ptr(dst) + dof, tmp, kFrac);
+    }
+}
+
+// ===========================================================================================
+// §10.2 Mmad: L0C (Nz, float/int32) = [L0C +] L0A (Zz) x L0B (Zn) [+ bias from BiasTable].
+// ===========================================================================================
+void CubeMmad(Ty ct, Ty ab, const TensorDesc& c, const TensorDesc& a, const TensorDesc& b, const MmadParams& p,
+              const TensorDesc* bias, const char* op)
+{
+    const bool ok = (ct.dt == Dt::F32 && (ab.dt == Dt::F16 || ab.dt == Dt::BF16 || ab.dt == Dt::F32)) ||
+                    (ct.dt == Dt::I32 && ab.dt == Dt::I8);
+    if (!ok) {
+        Fault(std::string(op) + ": dtype combination " + DtName(ab.dt) + " x " + DtName(ab.dt) + " -> " +
+              DtName(ct.dt) + " is not an A2 cube combination (half/bf16/float -> float, int8 -> int32; §10.1)");
+    }
+    const Where wc = CubeWhere(c, op, "dst");
+    const Where wa = CubeWhere(a, op, "fm (left)");
+    const Where wb = CubeWhere(b, op, "filter (right)");
+    NeedMem(wc, {CubeMem::L0C}, op, "dst", "L0C (CO1)");
+    NeedMem(wa, {CubeMem::L0A}, op, "fm (left)", "L0A (A2)");
+    NeedMem(wb, {CubeMem::L0B}, op, "filter (right)", "L0B (B2)");
+    CheckAlign(c, 64, op, "dst", wc);
+    CheckAlign(a, 512, op, "fm (left)", wa);
+    CheckAlign(b, 512, op, "filter (right)", wb);
+    if (p.m == 0 || p.n == 0 || p.k == 0 || p.m > 4095 || p.n > 4095 || p.k > 4095) {
+        Fault(std::string(op) + ": m, n, k must be in [1, 4095] (got m=" + std::to_string(p.m) + " n=" +
+              std::to_string(p.n) + " k=" + std::to_string(p.k) + ")");
+    }
+    const uint32_t c0 = kBlock / ab.size;
+    const uint32_t M = CeilDiv(p.m, 16), N = CeilDiv(p.n, 16), K = CeilDiv(p.k, c0);
+    const uint64_t aBytes = uint64_t(M) * K * 512, bBytes = uint64_t(K) * N * 512;
+    const uint64_t cBytes = uint64_t(M) * N * 256 * ct.size;
+    {
+        std::ostringstream m;
+        m << "Mmad(m=" << p.m << ", n=" << p.n << ", k=" << p.k << "): ";
+        const std::string pre = m.str();
+        CheckSpan(a, aBytes, (pre + "left operand " + std::to_string(M) + "x" + std::to_string(K) + " fractals").c_str(), "L0A", wa);
+        CheckSpan(b, bBytes, (pre + "right operand " + std::to_string(K) + "x" + std::to_string(N) + " fractals").c_str(), "L0B", wb);
+        CheckSpan(c, cBytes, (pre + "result " + std::to_string(M) + "x" + std::to_string(N) + " fractals").c_str(), "L0C", wc);
+        // Every operand element that reaches a valid output must have been loaded.
+        for (uint32_t i = 0; i < p.m; ++i)
+            for (uint32_t kf = 0; kf < K; ++kf)
+                if (!IsWritten(wa, a, (uint64_t(i / 16) * K + kf) * 512 + (i % 16) * kBlock, kBlock)) {
+                    Fault(pre + "row " + std::to_string(i) + ", k-fractal " + std::to_string(kf) +
+                          " of the left operand was never loaded into L0A (m/k larger than what LoadData moved, or "
+                          "padding in L1 that no Nd2Nz wrote)");
+                }
+        for (uint32_t kf = 0; kf < K; ++kf)
+            for (uint32_t j = 0; j < p.n; ++j)
+                if (!IsWritten(wb, b, (uint64_t(kf) * N + j / 16) * 512 + (j % 16) * kBlock, kBlock)) {
+                    Fault(pre + "column " + std::to_string(j) + ", k-fractal " + std::to_string(kf) +
+                          " of the right operand was never loaded into L0B (n/k larger than what LoadData moved, or "
+                          "padding in L1 that no Nd2Nz wrote)");
+                }
+        if (!p.cmatrixInitVal && !p.cmatrixSource && !IsWritten(wc, c, 0, cBytes)) {
+            Fault(pre + "accumulates into L0C (cmatrixInitVal=false) that no earlier Mmad wrote");
+        }
+    }
+    const bool fromBias = !p.cmatrixInitVal && p.cmatrixSource;
+    if (fromBias && !bias) {
+        Fault(std::string(op) + ": cmatrixSource=true (initial C from the BiasTable) needs the bias overload Mmad(c, a, b, bias, params)");
+    }
+    std::vector<double> biasVal(uint64_t(N) * 16, 0.0);
+    if (fromBias) {
+        const Where wbias = CubeWhere(*bias, op, "bias");
+        NeedMem(wbias, {CubeMem::BT}, op, "bias", "the BiasTable (C2)");
+        CheckSpan(*bias, uint64_t(N) * 16 * ct.size, (std::string(op) + ": bias of n rounded up to 16").c_str(), "bias", wbias);
+        if (!IsWritten(wbias, *bias, 0, CeilDiv(p.n * ct.size, kBlock) * kBlock)) {
+            Fault(std::string(op) + ": bias values for n=" + std::to_string(p.n) + " were never copied into the BiasTable");
+        }
+        for (uint32_t j = 0; j < N * 16; ++j) biasVal[j] = CubeInAs(ct.dt, Ptr(*bias) + j * ct.size);
+    }
+    WithTypeIn<Dt::I8, Dt::F16, Dt::BF16, Dt::F32>(ab.dt, [&](auto tagU) {
+        using U = decltype(tagU);
+        // Gather operands as doubles (A: [M*16][K*c0], B: [K*c0][N*16]).
+        const uint32_t KK = K * c0;
+        std::vector<double> A(uint64_t(M) * 16 * KK), B(uint64_t(KK) * N * 16);
+        const uint8_t* pa = Ptr(a);
+        const uint8_t* pb = Ptr(b);
+        for (uint32_t i = 0; i < M * 16; ++i)
+            for (uint32_t kk = 0; kk < KK; ++kk)
+                A[uint64_t(i) * KK + kk] = CubeIn<U>(pa + ((uint64_t(i / 16) * K + kk / c0) * 512) + ((i % 16) * c0 + kk % c0) * sizeof(U));
+        for (uint32_t kk = 0; kk < KK; ++kk)
+            for (uint32_t j = 0; j < N * 16; ++j)
+                B[uint64_t(kk) * N * 16 + j] = CubeIn<U>(pb + ((uint64_t(kk / c0) * N + j / 16) * 512) + ((j % 16) * c0 + kk % c0) * sizeof(U));
+        WithTypeIn<Dt::I32, Dt::F32>(ct.dt, [&](auto tagT) {
+            using T = decltype(tagT);
+            uint8_t* pc = Ptr(c);
+            for (uint32_t i = 0; i < M * 16; ++i)
+                for (uint32_t j = 0; j < N * 16; ++j) {
+                    // Products of half/bf16 are exact in double; sum in double, round once to float.
+                    double acc = 0.0;
+                    const double* ar = &A[uint64_t(i) * KK];
+                    for (uint32_t kk = 0; kk < KK; ++kk) acc += ar[kk] * B[uint64_t(kk) * N * 16 + j];
+                    uint8_t* cp = pc + ((uint64_t(j / 16) * M + i / 16) * 256 + (i % 16) * 16 + j % 16) * sizeof(T);
+                    double init = 0.0;
+                    if (fromBias) init = biasVal[j];
+                    else if (!p.cmatrixInitVal) init = CubeIn<T>(cp);
+                    Store<T>(cp, FromD<T>(init + acc));
+                }
+        });
+    });
+    MarkWritten(wc, c, 0, cBytes);
+}
+
+// ===========================================================================================
+// §10.2 Bias: L1 (C1) -> BiasTable (C2), DataCopyParams in 64-byte units on A2.
+// ===========================================================================================
+void CubeL1ToBias(const TensorDesc& dst, const TensorDesc& src, const DataCopyParams& p)
+{
+    const char* op = "DataCopy(L1->BiasTable)";
+    const Where wd = CubeWhere(dst, op, "dst");
+    const Where ws = CubeWhere(src, op, "src");
+    NeedMem(wd, {CubeMem::BT}, op, "dst", "the BiasTable (C2)");
+    NeedMem(ws, {CubeMem::L1}, op, "src", "L1 (C1)");
+    CheckAlign(dst, 64, op, "dst", wd);
+    CheckAlign(src, kBlock, op, "src", ws);
+    if (p.blockCount == 0 || p.blockLen == 0) Fault(std::string(op) + ": blockCount and blockLen must be >= 1");
+    const uint64_t len = uint64_t(p.blockLen) * 64, ss = (uint64_t(p.blockLen) + p.srcStride) * 64,
+                   ds = (uint64_t(p.blockLen) + p.dstStride) * 64;
+    CheckSpan(src, (p.blockCount - 1) * ss + len, op, "src", ws);
+    CheckSpan(dst, (p.blockCount - 1) * ds + len, op, "dst", wd);
+    for (uint32_t i = 0; i < p.blockCount; ++i) {
+        std::memcpy(Ptr(dst) + i * ds, Ptr(src) + i * ss, len);
+        for (uint64_t o = 0; o < len; o += kBlock)
+            wd.pool->written[(dst.addr + i * ds + o) / kBlock] = IsWritten(ws, src, i * ss + o, kBlock) ? 1 : 0;
+    }
+}
+
+// ===========================================================================================
+// §10.2 Fixpipe: L0C (Nz) -> GM (ND), valid [mSize, nSize] only, with quantPre.
+// ===========================================================================================
+void CubeFixpipe(Ty dt, Ty st, const GmDesc& dst, const TensorDesc& src, const FixpipeParamsV220& p)
+{
+    const char* op = "Fixpipe(L0C->GM)";
+    const Where ws = CubeWhere(src, op, "src");
+    NeedMem(ws, {CubeMem::L0C}, op, "src", "L0C (CO1)");
+    CheckAlign(src, 64, op, "src", ws);
+    const Dt s = st.dt, d = dt.dt;
+    bool ok = false;
+    switch (p.quantPre) {
+    case QuantMode_t::NoQuant: ok = (s == Dt::F32 && d == Dt::F32) || (s == Dt::I32 && d == Dt::I32); break;
+    case QuantMode_t::F322F16: ok = s == Dt::F32 && d == Dt::F16; break;
+    case QuantMode_t::F322BF16: ok = s == Dt::F32 && d == Dt::BF16; break;
+    default:
+        Fault(std::string(op) + ": quantPre " + std::to_string(static_cast<int>(p.quantPre)) +
+              " is not modelled on the host (NoQuant, F322F16, F322BF16)");
+    }
+    if (!ok) {
+        Fault(std::string(op) + ": quantPre " + std::to_string(static_cast<int>(p.quantPre)) + " does not convert " +
+              DtName(s) + " (L0C) to " + DtName(d) + " (GM) (NoQuant: float->float / int32->int32, F322F16: "
+              "float->half, F322BF16: float->bf16; §10.2)");
+    }
+    if (p.ndNum != 1) Fault(std::string(op) + ": ndNum other than 1 is not modelled on the host");
+    if (p.nSize == 0 || p.mSize == 0) Fault(std::string(op) + ": nSize and mSize must be >= 1");
+    if (p.mSize > 8192) Fault(std::string(op) + ": mSize > 8192 with NZ->ND (§10.2)");
+    if (p.srcStride == 0) Fault(std::string(op) + ": srcStride must be >= 1 (m rounded up to 16)");
+    const uint32_t nf = CeilDiv(p.nSize, 16);
+    const uint64_t srcEnd = ((uint64_t(nf) - 1) * p.srcStride + p.mSize) * 16 * st.size;
+    CheckSpan(src, srcEnd, "Fixpipe: L0C read (nSize, mSize, srcStride)", "src", ws);
+    const uint64_t gmEnd = (uint64_t(p.mSize) - 1) * p.dstStride + p.nSize;
+    CheckGmRange(dst, 0, gmEnd * dt.size, op);
+    CheckGmAligned(dst, op, GmAlign() ? GmAlign() : dt.size);
+    WithTypeIn<Dt::I32, Dt::F16, Dt::BF16, Dt::F32>(d, [&](auto tagT) {
+        using T = decltype(tagT);
+        const uint8_t* pc = Ptr(src);
+        std::vector<uint8_t> row(uint64_t(p.nSize) * sizeof(T));
+        for (uint32_t i = 0; i < p.mSize; ++i) {
+            for (uint32_t j = 0; j < p.nSize; ++j) {
+                const uint64_t off = ((uint64_t(j / 16) * p.srcStride + i) * 16 + j % 16) * st.size;
+                if (!IsWritten(ws, src, off, st.size)) {
+                    Fault(std::string(op) + ": L0C element (" + std::to_string(i) + ", " + std::to_string(j) +
+                          ") was never written by Mmad (nSize/mSize/srcStride do not match the Mmad result)");
+                }
+                double v = CubeInAs(s, pc + off);
+                if (p.reluEn && v < 0) v = 0;
+                Store<T>(row.data() + uint64_t(j) * sizeof(T), FromD<T>(v));
+            }
+            StoreGm<T>(Addr(dst) + uint64_t(i) * p.dstStride * sizeof(T), row.data(), row.size());
+        }
+    });
+    CountOut(uint64_t(p.mSize) * p.nSize * dt.size);
+}
+
+}  // namespace detail
+}  // namespace AscendC
