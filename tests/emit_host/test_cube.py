@@ -64,7 +64,7 @@ def build(kernels: dict[str, tuple[str, int]], opt: str = "-O2"):
     All kernels go into ONE translation unit (each emitted file wrapped in its own namespace,
     its include hoisted), so the header is compiled once per library.
     """
-    parts = [INCLUDE, "#include <cstdio>"]
+    parts = [INCLUDE, '#include "pypto_host_fault.h"', "#include <cstdio>"]
     for name, (src, nargs) in kernels.items():
         assert src.count(INCLUDE) == 1
         parts.append(f"namespace tu_{name} {{\n{src.replace(INCLUDE, '')}\n}}  // namespace tu_{name}")
@@ -402,7 +402,7 @@ extern "C" __global__ __aicore__ void wrong_dtypes(GM_ADDR x)
 @pytest.fixture(scope="module")
 def hand_lib():
     nargs = {"l1_overflow": 1, "l0a_overflow": 1, "vec_and_cube": 1, "wrong_dtypes": 1, "tbuf_manual": 3}
-    src = HAND + "\n#include <cstdio>\n" + "".join(_driver(n, k) for n, k in nargs.items())
+    src = HAND + '\n#include "pypto_host_fault.h"\n#include <cstdio>\n' + "".join(_driver(n, k) for n, k in nargs.items())
     lib = load_library(build_program({"hand.cpp": src}, extra_flags=(*FLAGS, "-O0")))
 
     def run(name, *tensors):

@@ -24,6 +24,7 @@ FLAGS = ["-std=c++17", "-O2", "-pthread", "-Wall", "-Werror", f"-I{HOST_DIR}"]
 
 PRELUDE = r"""
 #include "kernel_operator.h"
+#include "pypto_host_fault.h"
 #include <cstdio>
 #include <vector>
 using namespace AscendC;

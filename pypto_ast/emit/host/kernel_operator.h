@@ -18,7 +18,8 @@
 //
 // Error policy (chosen deliberately): every rule the hardware enforces, or a violation that
 // hardware would turn into silent corruption / a hang, throws pypto_host::HardwareFault
-// (a std::runtime_error) whose what() starts with "pypto_host::HardwareFault: ".  Kernels
+// (a std::runtime_error, declared in pypto_host_fault.h) whose what() starts with
+// "pypto_host::HardwareFault: ".  Kernels
 // are plain C++ functions on the host, so exceptions cross the "kernel boundary" fine; a
 // host driver may catch it, and if it does not, std::terminate prints the message and aborts
 // (non-zero exit).  Nothing here throws from a destructor.
@@ -46,10 +47,10 @@
 #ifndef PYPTO_HOST_KERNEL_OPERATOR_H
 #define PYPTO_HOST_KERNEL_OPERATOR_H
 
+// Only cheap C headers here: <string>/<stdexcept> alone would triple a kernel's compile time.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <stdexcept>
 #include <type_traits>
 
 // ===========================================================================================
@@ -83,12 +84,7 @@
 // ===========================================================================================
 namespace pypto_host {
 
-class HardwareFault : public std::runtime_error {
-public:
-    explicit HardwareFault(const std::string& msg) : std::runtime_error("pypto_host::HardwareFault: " + msg) {}
-};
-
-[[noreturn]] void Fault(const std::string& msg);
+// Throws pypto_host::HardwareFault (pypto_host_fault.h) with this message.
 [[noreturn]] void Fault(const char* msg);
 
 // Bytes moved by DMA in each direction since the last reset (Launch resets them).
@@ -143,8 +139,8 @@ void Launch(uint32_t numBlocks, F&& kernel, Args&&... args)
     detail::LaunchBlocks(numBlocks, [](void* c) { (*static_cast<decltype(call)*>(c))(); }, &call);
 }
 
-// The control program's guard: runs body(ctx), returns 0, or 1 with the fault's message kept
-// for LastError() (pypto_last_error()).  A PyptoReturn-style early exit is the body's business.
+// The control program's guard: runs body(ctx) and returns 0; a HardwareFault returns 1 and
+// any other exception 2, with the message kept for LastError() on this thread.
 int RunGuarded(void (*body)(void*), void* ctx);
 const char* LastError();
 // Scalar read of element i of an int32 tensor with n elements (the control program's lens[b]).

@@ -5,6 +5,7 @@
 #define PYPTO_HOST_RUNTIME_INTERNAL_H
 
 #include "kernel_operator.h"
+#include "pypto_host_fault.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,0 +1,378 @@
+// runtime/reduce.cpp -- AIV reductions, casts and selection (§6.3, §6.4, §6.5 of ascendc.md):
+// WholeReduceSum/Max/Min, Cast, Compare/CompareScalar, Select, ReduceSum/Max/Min.
+#include "runtime/fastfloat.h"
+
+namespace AscendC {
+namespace detail {
+namespace {
+
+template <typename T> T TreeSum(const uint8_t* p, uint32_t n)
+{
+    if (n == 1) return Load<T>(p);
+    const uint32_t h = (n + 1) / 2;
+    if (n - h == 0) return TreeSum<T>(p, h);
+    return Arith<T>('+', TreeSum<T>(p, h), TreeSum<T>(p + static_cast<size_t>(h) * sizeof(T), n - h));
+}
+// Float ReduceSum of one repeat of 64 elements: the same binary tree as TreeSum (halves of a
+// power of two = adjacent pairs, level by level), in float (= Arith<float>).
+float TreeSum64(const uint8_t* p)
+{
+    float v[64];
+    std::memcpy(v, p, sizeof v);
+    for (int w = 32; w >= 1; w /= 2) {
+        for (int i = 0; i < w; ++i) v[i] = v[2 * i] + v[2 * i + 1];
+    }
+    return v[0];
+}
+// Index of the first element that a sequential scan `if (v > best) best = v` (or <) keeps:
+// src[0] when it is NaN, else the first occurrence of the largest (smallest) non-NaN value.
+// Two passes: the extreme value over 16 lanes that start at src[0] and skip NaN exactly like
+// the scan (vector compares), then the first position holding it (== matches either zero).
+template <bool isMax> PYPTO_HOST_SIMD uint32_t FirstExtreme(const uint8_t* p, uint32_t n)
+{
+    typedef float V4 __attribute__((vector_size(16)));
+    float first;
+    std::memcpy(&first, p, sizeof first);
+    if (first != first) return 0;
+    V4 acc[4];
+    for (V4& a : acc) a = V4{first, first, first, first};
+    uint32_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        for (int j = 0; j < 4; ++j) {
+            V4 v;
+            std::memcpy(&v, p + (static_cast<size_t>(k) + 4 * j) * 4, sizeof v);
+            acc[j] = (isMax ? v > acc[j] : v < acc[j]) ? v : acc[j];
+        }
+    }
+    float best = first;
+    for (int j = 0; j < 4; ++j) {
+        for (int l = 0; l < 4; ++l) best = (isMax ? acc[j][l] > best : acc[j][l] < best) ? acc[j][l] : best;
+    }
+    for (; k < n; ++k) {
+        float v;
+        std::memcpy(&v, p + static_cast<size_t>(k) * 4, sizeof v);
+        best = (isMax ? v > best : v < best) ? v : best;
+    }
+    const V4 b4{best, best, best, best};
+    uint32_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        V4 v[4];
+        std::memcpy(v, p + static_cast<size_t>(i) * 4, sizeof v);
+        const auto hit = (v[0] == b4) | (v[1] == b4) | (v[2] == b4) | (v[3] == b4);
+        if (hit[0] | hit[1] | hit[2] | hit[3]) break;
+    }
+    for (; i < n; ++i) {
+        float v;
+        std::memcpy(&v, p + static_cast<size_t>(i) * 4, sizeof v);
+        if (v == best) return i;
+    }
+    return 0;  // unreachable: best is one of the values
+}
+
+// ---- Cast (§6.3) --------------------------------------------------------------------------
+pypto_host::fp::Rnd ToRnd(RoundMode m)
+{
+    using R = pypto_host::fp::Rnd;
+    switch (m) {
+    case RoundMode::CAST_NONE: return R::NearestEven;  // exact when representable, else RNE (§6.3)
+    case RoundMode::CAST_RINT: return R::NearestEven;
+    case RoundMode::CAST_FLOOR: return R::Floor;
+    case RoundMode::CAST_CEIL: return R::Ceil;
+    case RoundMode::CAST_ROUND: return R::AwayFromZero;
+    case RoundMode::CAST_TRUNC: return R::Trunc;
+    case RoundMode::CAST_ODD: return R::Odd;
+    }
+    return R::NearestEven;
+}
+const char* RoundName(RoundMode m)
+{
+    static const char* n[] = {"CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC", "CAST_ODD"};
+    return n[static_cast<int>(m)];
+}
+// Allowed modes per (src, dst): bit 0 NONE, bit 1 R (RINT/FLOOR/CEIL/ROUND/TRUNC), bit 2 ODD.
+int CastModes(Dt s, Dt d)
+{
+    const int N = 1, R = 2, O = 4;
+    struct E { Dt s, d; int m; };
+    static const E table[] = {
+        {Dt::F16, Dt::F32, N}, {Dt::BF16, Dt::F32, N}, {Dt::I16, Dt::F32, N}, {Dt::I8, Dt::F16, N}, {Dt::U8, Dt::F16, N},
+        {Dt::F32, Dt::F16, R | O | N}, {Dt::F32, Dt::BF16, R}, {Dt::F32, Dt::I32, R}, {Dt::F32, Dt::I16, R},
+        {Dt::F32, Dt::I64, R}, {Dt::F32, Dt::F32, R}, {Dt::F16, Dt::I32, R}, {Dt::F16, Dt::I16, R},
+        {Dt::F16, Dt::I8, R | N}, {Dt::F16, Dt::U8, R | N}, {Dt::BF16, Dt::I32, R}, {Dt::I32, Dt::F32, R | N},
+        {Dt::I16, Dt::F16, R | N}, {Dt::I32, Dt::I16, N}, {Dt::I32, Dt::I64, N}, {Dt::I64, Dt::I32, N},
+        {Dt::I64, Dt::F32, R},
+    };
+    for (const E& e : table) if (e.s == s && e.d == d) return e.m;
+    return 0;
+}
+template <typename D> D CastValue(double x, pypto_host::fp::Rnd r, bool srcIsF32)
+{
+    using namespace pypto_host::fp;
+    if constexpr (std::is_same<D, half>::value) {
+        return half::FromBits(static_cast<uint16_t>(Encode(RoundTo(x, kHalf, r), kHalf)));
+    } else if constexpr (std::is_same<D, bfloat16_t>::value) {
+        return bfloat16_t::FromBits(static_cast<uint16_t>(Encode(RoundTo(x, kBf16, r), kBf16)));
+    } else if constexpr (std::is_same<D, float>::value) {
+        if (srcIsF32) {  // float -> float: round to an integral value
+            if (std::isnan(x) || std::isinf(x)) return static_cast<float>(x);
+            const double v = RoundMag(std::fabs(x), x < 0, r);
+            return static_cast<float>(x < 0 ? -v : v);
+        }
+        return static_cast<float>(RoundTo(x, kF32, r));
+    } else {
+        if (std::isnan(x)) return D(0);
+        const double v = RoundMag(std::fabs(x), x < 0, r);
+        const double s = x < 0 ? -v : v;
+        if (s <= static_cast<double>(std::numeric_limits<D>::min())) return std::numeric_limits<D>::min();
+        if (s >= static_cast<double>(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
+        return static_cast<D>(s);
+    }
+}
+// Element i of a tensor of dtype dt, as a double.
+double LoadAsDouble(Dt dt, const uint8_t* p)
+{
+    double x = 0;
+    WithType(dt, [&](auto tag) { x = ToD(Load<decltype(tag)>(p)); });
+    return x;
+}
+
+// ---- Compare / Select (§6.4) --------------------------------------------------------------
+void CheckCompare(const char* op, Ty t, CMPMODE mode, uint32_t count)
+{
+    CheckDtype(t.dt, op, {Dt::F16, Dt::F32, Dt::I32});
+    if (t.dt == Dt::I32 && mode != CMPMODE::EQ) Fault(std::string(op) + ": int32_t supports only CMPMODE::EQ on A2 (§6.4)");
+    if ((static_cast<uint64_t>(count) * t.size) % kRepeat != 0) {
+        std::ostringstream m;
+        m << op << ": count " << count << " x " << t.size << " B is not a multiple of 256 bytes (§6.4); pad the tile";
+        Fault(m.str());
+    }
+}
+bool Cmp(CMPMODE m, double a, double b)
+{
+    switch (m) {
+    case CMPMODE::LT: return a < b;
+    case CMPMODE::GT: return a > b;
+    case CMPMODE::EQ: return a == b;
+    case CMPMODE::LE: return a <= b;
+    case CMPMODE::GE: return a >= b;
+    case CMPMODE::NE: return a != b;
+    }
+    return false;
+}
+void CheckMaskTensor(const TensorDesc& m, uint32_t maskElem, const char* op, uint32_t count)
+{
+    CheckUbAligned(m, op, "mask");
+    const uint64_t need = (static_cast<uint64_t>(count) + 7) / 8;
+    if (static_cast<uint64_t>(m.count) * maskElem < need) {
+        std::ostringstream s;
+        s << op << ": mask tensor holds " << m.count * maskElem << " bytes, " << need << " needed for " << count << " elements";
+        Fault(s.str());
+    }
+}
+
+void CheckReduce(const char* op, Dt dt, const TensorDesc& dst, const TensorDesc& src, const TensorDesc& work,
+                 int32_t count, uint32_t dstNeed)
+{
+    CheckCount(count, op);
+    CheckDtype(dt, op, {Dt::F16, Dt::F32});
+    CheckOperand(src, op, "src", count);
+    CheckOperand(dst, op, "dst", dstNeed);
+    CheckUbAligned(work, op, "work");
+}
+}  // namespace
+
+void VecWholeReduce(int kind, Ty t, const TensorDesc& dst, const TensorDesc& src, int32_t mask, int32_t repeatTime,
+                    int32_t dstRepStride, int32_t srcBlkStride, int32_t srcRepStride, ReduceOrder order)
+{
+    static const char* names[] = {"WholeReduceSum", "WholeReduceMax", "WholeReduceMin"};
+    const char* op = names[kind];
+    const std::vector<bool> on = LanesFromCount(static_cast<uint64_t>(mask), t.size, op);
+    CheckDtype(t.dt, op, {Dt::F16, Dt::F32});
+    CheckUbAligned(dst, op, "dst");
+    CheckUbAligned(src, op, "src");
+    if (repeatTime < 0 || repeatTime > 255) Fault(std::string(op) + ": repeatTime outside [0, 255] (§1.3)");
+    WithTypeIn<Dt::F16, Dt::F32>(t.dt, [&](auto tag) {
+        using T = decltype(tag);
+        const uint32_t e = sizeof(T);
+        for (int32_t r = 0; r < repeatTime; ++r) {
+            std::vector<T> vals;
+            std::vector<uint32_t> idx;
+            for (uint64_t j = 0; j < on.size(); ++j) {
+                if (!on[j]) continue;
+                const uint64_t o = LaneByte(static_cast<uint64_t>(r), j, static_cast<uint64_t>(srcBlkStride),
+                                            static_cast<uint64_t>(srcRepStride), e);
+                CheckLane(src, o, e, op, "src");
+                vals.push_back(Load<T>(Ptr(src) + o));
+                idx.push_back(static_cast<uint32_t>(j));
+            }
+            if (kind == 0) {  // sum: binary tree over the active lanes
+                std::vector<T> v = vals;
+                while (v.size() > 1) {
+                    std::vector<T> next;
+                    for (size_t i = 0; i + 1 < v.size(); i += 2) next.push_back(Arith<T>('+', v[i], v[i + 1]));
+                    if (v.size() % 2) next.push_back(v.back());
+                    v.swap(next);
+                }
+                const uint64_t o = static_cast<uint64_t>(r) * static_cast<uint64_t>(dstRepStride) * e;
+                CheckLane(dst, o, e, op, "dst");
+                Store<T>(Ptr(dst) + o, v.empty() ? T(0) : v[0]);
+                continue;
+            }
+            size_t best = 0;
+            for (size_t i = 1; i < vals.size(); ++i) {
+                const double a = ToD(vals[i]), b = ToD(vals[best]);
+                if (kind == 1 ? a > b : a < b) best = i;
+            }
+            T ix;
+            std::memset(static_cast<void*>(&ix), 0, e);
+            std::memcpy(static_cast<void*>(&ix), &idx[best], e < 4 ? e : 4);  // index as raw integer bits
+            const bool both = order == ReduceOrder::ORDER_VALUE_INDEX || order == ReduceOrder::ORDER_INDEX_VALUE;
+            const uint64_t o = static_cast<uint64_t>(r) * static_cast<uint64_t>(dstRepStride) * e * (both ? 2 : 1);
+            CheckLane(dst, o + (both ? e : 0), e, op, "dst");
+            uint8_t* d = Ptr(dst);
+            if (order == ReduceOrder::ORDER_VALUE_INDEX) { Store<T>(d + o, vals[best]); Store<T>(d + o + e, ix); }
+            else if (order == ReduceOrder::ORDER_INDEX_VALUE) { Store<T>(d + o, ix); Store<T>(d + o + e, vals[best]); }
+            else if (order == ReduceOrder::ORDER_ONLY_VALUE) Store<T>(d + o, vals[best]);
+            else Store<T>(d + o, ix);
+        }
+    });
+}
+
+void VecCast(Ty d, Ty s, const TensorDesc& dst, const TensorDesc& src, RoundMode mode, uint32_t count)
+{
+    const char* op = "Cast";
+    if (s.dt == Dt::I32 && d.dt == Dt::F16) {
+        Fault("Cast int32_t -> half needs SetDeqScale on A2 and is not modelled; cast int32 -> float -> half (§6.3)");
+    }
+    const int modes = CastModes(s.dt, d.dt);
+    const int want = mode == RoundMode::CAST_NONE ? 1 : mode == RoundMode::CAST_ODD ? 4 : 2;
+    if (!(modes & want)) {
+        std::ostringstream m;
+        m << op << ": " << DtName(s.dt) << " -> " << DtName(d.dt) << " with RoundMode::" << RoundName(mode)
+          << (modes ? " is not an allowed mode" : " is not a supported conversion") << " on A2 (§6.3 table)";
+        Fault(m.str());
+    }
+    CheckOperand(dst, op, "dst", count);
+    CheckOperand(src, op, "src", count);
+    CheckOverlap(dst, d.size, src, s.size, count, op);
+    const auto r = ToRnd(mode);
+    if (s.dt == Dt::F32 && d.dt == Dt::F16 && r == pypto_host::fp::Rnd::NearestEven) return CastF32ToF16(Ptr(dst), Ptr(src), count);
+    if (s.dt == Dt::F16 && d.dt == Dt::F32 && r == pypto_host::fp::Rnd::NearestEven) return CastF16ToF32(Ptr(dst), Ptr(src), count);
+    WithType(d.dt, [&](auto tag) {
+        using T = decltype(tag);
+        for (uint32_t i = 0; i < count; ++i) {
+            const double x = LoadAsDouble(s.dt, Ptr(src) + static_cast<size_t>(i) * s.size);
+            Store<T>(Ptr(dst) + static_cast<size_t>(i) * sizeof(T), CastValue<T>(x, r, s.dt == Dt::F32));
+        }
+    });
+}
+
+void VecCompare(Ty t, uint32_t maskElem, const TensorDesc& dst, const TensorDesc& src0, const TensorDesc* src1,
+                const void* scalar, CMPMODE mode, uint32_t count)
+{
+    const char* op = src1 ? "Compare" : "CompareScalar";
+    if (src1) CheckOperand(*src1, "Compare", "src1", count);
+    CheckCompare(op, t, mode, count);
+    CheckOperand(src0, op, "src0", count);
+    CheckMaskTensor(dst, maskElem, op, count);
+    WithTypeIn<Dt::I32, Dt::F16, Dt::F32>(t.dt, [&](auto tag) {
+        using T = decltype(tag);
+        const double s = scalar ? ToD(Load<T>(static_cast<const uint8_t*>(scalar))) : 0.0;
+        for (uint32_t i = 0; i < count; i += 8) {
+            uint8_t byte = 0;
+            for (uint32_t k = 0; k < 8 && i + k < count; ++k) {
+                const size_t o = static_cast<size_t>(i + k) * sizeof(T);
+                const double a = ToD(Load<T>(Ptr(src0) + o));
+                const double b = src1 ? ToD(Load<T>(Ptr(*src1) + o)) : s;
+                if (Cmp(mode, a, b)) byte = static_cast<uint8_t>(byte | (1u << k));
+            }
+            Ptr(dst)[i / 8] = byte;
+        }
+    });
+}
+
+void VecSelect(Ty t, uint32_t maskElem, const TensorDesc& dst, const TensorDesc& mask, const TensorDesc& src0,
+               const TensorDesc* src1, const void* scalar, SELMODE mode, uint32_t count)
+{
+    const char* op = "Select";
+    if (src1) CheckOperand(*src1, "Select", "src1", count);
+    const SELMODE expected = src1 ? SELMODE::VSEL_TENSOR_TENSOR_MODE : SELMODE::VSEL_TENSOR_SCALAR_MODE;
+    if (mode == SELMODE::VSEL_CMPMASK_SPR) Fault("Select: VSEL_CMPMASK_SPR (compare-register mask) is not modelled on the host; pass a mask tensor");
+    if (mode != expected) Fault("Select: SELMODE does not match the overload (tensor src1 -> VSEL_TENSOR_TENSOR_MODE, scalar src1 -> VSEL_TENSOR_SCALAR_MODE, §6.4)");
+    CheckDtype(t.dt, op, {Dt::F16, Dt::F32});
+    CheckOperand(dst, op, "dst", count);
+    CheckOperand(src0, op, "src0", count);
+    CheckMaskTensor(mask, maskElem, op, count);
+    const uint8_t* other = src1 ? Ptr(*src1) : nullptr;
+    for (uint32_t i = 0; i < count; ++i) {
+        const bool bit = (Ptr(mask)[i / 8] >> (i % 8)) & 1u;
+        const size_t o = static_cast<size_t>(i) * t.size;
+        std::memcpy(Ptr(dst) + o, bit ? Ptr(src0) + o : (other ? other + o : static_cast<const uint8_t*>(scalar)), t.size);
+    }
+}
+
+void VecReduce(int kind, Ty t, const TensorDesc& dst, const TensorDesc& src, const TensorDesc& work, int32_t count,
+               bool calIndex)
+{
+    if (kind == 0) {
+        CheckReduce("ReduceSum", t.dt, dst, src, work, count, 1);
+        WithTypeIn<Dt::F16, Dt::F32>(t.dt, [&](auto tag) {
+            using T = decltype(tag);
+            const uint32_t perRep = kRepeat / sizeof(T);
+            T acc = T(0);
+            for (uint32_t i = 0; i < static_cast<uint32_t>(count); i += perRep) {
+                const uint32_t n = static_cast<uint32_t>(count) - i < perRep ? static_cast<uint32_t>(count) - i : perRep;
+                if constexpr (std::is_same<T, float>::value) {
+                    if (n == 64) {
+                        const float part = TreeSum64(Ptr(src) + static_cast<size_t>(i) * sizeof(T));
+                        acc = i == 0 ? part : acc + part;
+                        continue;
+                    }
+                }
+                const T part = TreeSum<T>(Ptr(src) + static_cast<size_t>(i) * sizeof(T), n);
+                acc = i == 0 ? part : Arith<T>('+', acc, part);
+            }
+            Store<T>(Ptr(dst), acc);
+        });
+        return;
+    }
+    const bool isMax = kind == 1;
+    const char* op = isMax ? "ReduceMax" : "ReduceMin";
+    CheckReduce(op, t.dt, dst, src, work, count, calIndex ? 2 : 1);
+    // §6.5: the first round stores (value, index) pairs: 2 * repeats elements rounded to a block.
+    const uint32_t perRep = kRepeat / t.size, perBlk = kBlock / t.size;
+    const uint32_t reps = (static_cast<uint32_t>(count) + perRep - 1) / perRep;
+    const uint32_t need = (2 * (reps ? reps : 1) + perBlk - 1) / perBlk * perBlk;
+    if (work.count < need) {
+        std::ostringstream m;
+        m << op << ": work tensor has " << work.count << " elements, needs at least " << need << " (§6.5)";
+        Fault(m.str());
+    }
+    if (count == 0) return;
+    WithTypeIn<Dt::F16, Dt::F32>(t.dt, [&](auto tag) {
+        using T = decltype(tag);
+        const uint8_t* p = Ptr(src);
+        uint32_t best = 0;
+        if constexpr (std::is_same<T, float>::value) {
+            best = isMax ? FirstExtreme<true>(p, static_cast<uint32_t>(count)) : FirstExtreme<false>(p, static_cast<uint32_t>(count));
+        } else {
+            double bv = ToD(Load<T>(p));
+            for (uint32_t i = 1; i < static_cast<uint32_t>(count); ++i) {
+                const double v = ToD(Load<T>(p + static_cast<size_t>(i) * sizeof(T)));
+                if (isMax ? v > bv : v < bv) { bv = v; best = i; }
+            }
+        }
+        Store<T>(Ptr(dst), Load<T>(p + static_cast<size_t>(best) * sizeof(T)));
+        if (calIndex) {
+            if (sizeof(T) == 2) {
+                if (best > 65535) Fault(std::string(op) + ": index above 65535 cannot be returned for half (§6.5)");
+                Store<uint16_t>(Ptr(dst) + sizeof(T), static_cast<uint16_t>(best));
+            } else {
+                Store<uint32_t>(Ptr(dst) + sizeof(T), best);
+            }
+        }
+    });
+}
+
+}  // namespace detail
+}  // namespace AscendC
