@@ -64,17 +64,18 @@ class Objects:
                  flags: Iterable[str] = (), label: str = "objects"):
         _check_names(sources)
         self.sources = dict(sources)
+        self.source_hashes = _source_hashes(self.sources)  # once: the digest is taken on every build
         self.include_dirs = [Path(d).resolve() for d in include_dirs]
         self.flags = (*BASE_FLAGS, *flags)
         self.label = label
 
     def digest(self, cxx: str | None = None) -> str:
         compiler = _find_compiler(cxx or knobs.cxx)
-        return _digest(_key_inputs(self.sources, self.flags, compiler, self.include_dirs, ()))
+        return _digest(_key_inputs(self.source_hashes, self.flags, compiler, self.include_dirs, ()))
 
     def paths(self, *, cache_dir=None, cxx: str | None = None, progress: Progress = None) -> list[Path]:
         compiler = _find_compiler(cxx or knobs.cxx)
-        inputs = _key_inputs(self.sources, self.flags, compiler, self.include_dirs, ())
+        inputs = _key_inputs(self.source_hashes, self.flags, compiler, self.include_dirs, ())
         digest = _digest(inputs)
         names = [_object_name(n) for n in _compiled(self.sources)]
         entry = _cache_root(cache_dir) / f"obj-{digest}"
@@ -117,7 +118,7 @@ def build_host_library(
     includes = [Path(d).resolve() for d in include_dirs]
     flags = (*BASE_FLAGS, *extra_flags)
     linked = (link.digest(compiler),) if link is not None else ()
-    inputs = _key_inputs(sources, flags, compiler, includes, linked)
+    inputs = _key_inputs(_source_hashes(sources), flags, compiler, includes, linked)
     digest = _digest(inputs)
 
     def make(tmp: Path) -> list[str]:
@@ -193,6 +194,11 @@ def _opt_level(flags: Sequence[str]) -> str:
 
 
 def _find_compiler(cxx: str) -> str:
+    return _which(cxx, os.environ.get("PATH", ""))
+
+
+@functools.lru_cache(maxsize=64)
+def _which(cxx: str, _path: str) -> str:
     found = shutil.which(cxx)
     if found is None:
         raise BuildError(f"C++ compiler {cxx!r} not found (set PYPTO_AST_CXX to another one)")
@@ -228,23 +234,41 @@ def _file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+@functools.lru_cache(maxsize=4096)
+def _content_sha256(path: str, _ino: int, _size: int, _mtime_ns: int) -> str:
+    """sha256 of a file, remembered while its inode, size and mtime stay the same."""
+    with open(path, "rb") as f:
+        return _sha256(f.read())
+
+
 def _header_hashes(includes: list[Path]) -> dict[str, str]:
-    """Content hash of every file under each include dir, keyed ``<index>:<relative path>``."""
+    """Content hash of every file under each include dir, keyed ``<index>:<relative path>``
+    (os.walk, not pathlib: this runs on every cache hit)."""
     hashes = {}
     for index, top in enumerate(includes):
         if not top.is_dir():
             raise BuildError(f"include directory not found: {top}")
-        for path in sorted(p for p in top.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-            hashes[f"{index}:{path.relative_to(top).as_posix()}"] = _sha256(path.read_bytes())
-    return hashes
+        for root, dirs, files in os.walk(top):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            rel = os.path.relpath(root, top)
+            for name in files:
+                path = os.path.join(root, name)
+                st = os.stat(path)
+                key = name if rel == "." else f"{rel.replace(os.sep, '/')}/{name}"
+                hashes[f"{index}:{key}"] = _content_sha256(path, st.st_ino, st.st_size, st.st_mtime_ns)
+    return dict(sorted(hashes.items()))
 
 
-def _key_inputs(sources: Mapping[str, str], flags: tuple[str, ...], compiler: str,
+def _source_hashes(sources: Mapping[str, str]) -> dict[str, str]:
+    return {name: _sha256(text.encode()) for name, text in sorted(sources.items())}
+
+
+def _key_inputs(source_hashes: dict[str, str], flags: tuple[str, ...], compiler: str,
                 includes: list[Path], linked: tuple[str, ...]) -> dict:
     """Everything the key covers, in a form small enough to keep in meta.json."""
     return {
         "format": FORMAT_VERSION,
-        "sources": {name: _sha256(text.encode()) for name, text in sorted(sources.items())},
+        "sources": source_hashes,
         "flags": list(flags),  # in order: -D then -U differs from -U then -D
         "compiler": _compiler_version(compiler),
         "headers": _header_hashes(includes),

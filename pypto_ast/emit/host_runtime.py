@@ -10,6 +10,7 @@ calls -- compile at -O2 in well under a second each (docs/design.md §7).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Mapping
 
@@ -25,8 +26,14 @@ itself, through target_clones)."""
 
 
 def runtime() -> build.Objects:
-    """The runtime's sources as prebuilt objects (read from disk on each call: cheap)."""
-    sources = {p.name: p.read_text() for p in sorted(RUNTIME_DIR.glob("*.cpp"))}
+    """The runtime's sources as prebuilt objects (re-read only when a file changes)."""
+    files = sorted(RUNTIME_DIR.glob("*.cpp"))
+    return _runtime(tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files))
+
+
+@functools.lru_cache(maxsize=4)
+def _runtime(files: tuple) -> build.Objects:
+    sources = {Path(path).name: Path(path).read_text() for path, _, _ in files}
     return build.Objects(sources, include_dirs=[HEADER_DIR], flags=RUNTIME_FLAGS, label="the host runtime")
 
 

@@ -183,3 +183,98 @@ def test_always_compile_rebuilds_and_no_cache_stays_out(tmp_path, include, compi
         assert _add(elsewhere)(4, 4) == 8 and not (tmp_path / "unused").exists()
     finally:
         shutil.rmtree(elsewhere.parent)
+
+
+# ---- several translation units, prebuilt objects, artefact digests, cache permissions --------
+
+TWO = {
+    "a.cpp": 'extern "C" int twice(int x);\nextern "C" int quad(int x) { return twice(twice(x)); }\n',
+    "b.cpp": 'extern "C" int twice(int x) { return 2 * x; }\n',
+}
+
+
+def _fn(path, name):
+    fn = getattr(load_library(path), name)
+    fn.argtypes = [ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def test_translation_units_compile_separately_and_link_together(tmp_path, include):
+    path = build_host_library(TWO, include_dirs=[include], cache_dir=tmp_path / "cache")
+    assert _fn(path, "quad")(3) == 12
+    assert sorted(p.name for p in path.parent.iterdir()) == ["a.cpp", "b.cpp", "lib.so", "meta.json"]
+
+
+def test_the_first_failing_file_is_reported(tmp_path, include):
+    bad = {**TWO, "c.cpp": "int broken(\n"}
+    with pytest.raises(BuildError) as info:
+        build_host_library(bad, include_dirs=[include], cache_dir=tmp_path / "cache")
+    assert str(info.value).startswith("compiling c.cpp failed") and "c.cpp:1:" in info.value.stderr
+
+
+def test_prebuilt_objects_are_built_once_and_linked(tmp_path, include, compiles, monkeypatch):
+    cache = tmp_path / "cache"
+    objects = build.Objects({"b.cpp": TWO["b.cpp"]}, include_dirs=[include], flags=["-O1"], label="the test objects")
+    lines = []
+    first = build_host_library({"a.cpp": TWO["a.cpp"]}, link=objects, cache_dir=cache, progress=lines.append)
+    assert _fn(first, "quad")(5) == 20
+    assert lines == ["building the test objects once for this compiler: 1 files (" + lines[0].split("(")[1],
+                     lines[1]] and lines[1].startswith("compiling 1 file (")
+    [entry] = [p for p in (cache / f"v{build.FORMAT_VERSION}").iterdir() if p.name.startswith("obj-")]
+    assert entry.name == f"obj-{objects.digest()}"
+    # Another library linking the same objects does not rebuild them; an edit of them does.
+    popens = []
+    real = subprocess.Popen
+    monkeypatch.setattr(subprocess, "Popen", lambda cmd, *a, **k: popens.append(cmd) or real(cmd, *a, **k))
+    other = build_host_library({"a.cpp": TWO["a.cpp"] + "\n"}, link=objects, cache_dir=cache)
+    compiled = [cmd for cmd in popens if "-c" in cmd]
+    assert other != first and len(compiled) == 1 and "a.cpp" in compiled[0]
+    edited = build.Objects({"b.cpp": TWO["b.cpp"].replace("2 * x", "3 * x")}, include_dirs=[include])
+    assert edited.digest() != objects.digest()
+    assert _fn(build_host_library({"a.cpp": TWO["a.cpp"]}, link=edited, cache_dir=cache), "quad")(1) == 9
+
+
+def test_a_tampered_object_is_rebuilt_before_linking(tmp_path, include):
+    cache = tmp_path / "cache"
+    objects = build.Objects({"b.cpp": TWO["b.cpp"]}, include_dirs=[include])
+    [obj] = objects.paths(cache_dir=cache)
+    obj.write_bytes(obj.read_bytes()[:100])  # truncated: its recorded sha256 no longer matches
+    [again] = objects.paths(cache_dir=cache)
+    assert again == obj and build._sha256(again.read_bytes()) != build._sha256(b"")
+    assert _fn(build_host_library({"a.cpp": TWO["a.cpp"]}, link=objects, cache_dir=cache), "quad")(2) == 8
+
+
+@pytest.mark.parametrize("damage", ["truncate", "empty", "replace", "flip"])
+def test_a_damaged_library_is_rebuilt_never_loaded(tmp_path, include, compiles, damage):
+    cache = tmp_path / "cache"
+    path = build_host_library(ADD, include_dirs=[include], cache_dir=cache)
+    data = path.read_bytes()
+    if damage == "truncate":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "replace":  # another valid library under the same name
+        other = build_host_library({"add.cpp": ADD["add.cpp"].replace("a + b", "a - b")}, include_dirs=[include],
+                                   cache_dir=tmp_path / "other")
+        path.write_bytes(other.read_bytes())
+    else:
+        flipped = bytearray(data)
+        for i in range(len(data) // 2, len(data) // 2 + 64):
+            flipped[i] ^= 0xFF
+        path.write_bytes(bytes(flipped))
+    assert build_host_library(ADD, include_dirs=[include], cache_dir=cache) == path
+    assert len(compiles) == (3 if damage == "replace" else 2)
+    assert _add(path)(2, 3) == 5
+
+
+def test_cache_dirs_are_private_and_foreign_ones_refused(tmp_path, include):
+    cache = tmp_path / "fresh"
+    build_host_library(ADD, include_dirs=[include], cache_dir=cache)
+    assert (cache.stat().st_mode & 0o777) == 0o700
+    assert ((cache / f"v{build.FORMAT_VERSION}").stat().st_mode & 0o777) == 0o700
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(BuildError, match="writable by group or others"):
+        build_host_library(ADD, include_dirs=[include], cache_dir=shared)

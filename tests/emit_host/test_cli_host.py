@@ -236,3 +236,19 @@ def test_line_directives_are_switchable(tmp_path):
     text = (with_lines / "chain_b0_k1.cpp").read_text()
     assert '#line 11 "chain.py"' in text and "// %" in text  # back to the kernel's Python line; one comment per op
     assert "#line" not in (without / "chain_b0_k1.cpp").read_text()
+
+
+@needs_cxx
+def test_build_progress_goes_to_stderr_and_quiet_silences_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(knobs, "always_compile", True)  # a compile every time, cache or not
+    try:
+        runner = CliRunner(mix_stderr=False)  # click < 8.2
+    except TypeError:
+        runner = CliRunner()  # click >= 8.2 keeps stderr apart by itself
+    kernel = _kernel(tmp_path, tile_rows=8)
+    loud = runner.invoke(main, [str(kernel), "--build", "--backend", "host"], catch_exceptions=False)
+    assert loud.exit_code == 0, loud.output
+    assert "compiling 2 files (" in loud.stderr and "-O2) ..." in loud.stderr
+    assert "compiling" not in loud.stdout and "built chain" in loud.stdout
+    quiet = runner.invoke(main, [str(kernel), "--build", "--backend", "host", "-q"], catch_exceptions=False)
+    assert quiet.exit_code == 0 and quiet.stderr == "" and "built chain" in quiet.stdout

@@ -374,8 +374,28 @@ TensorDesc TBufView(uint8_t* ub, uint32_t addr, uint32_t len, uint32_t size, uin
 }
 
 // ---- TPipe (§5.1) ---------------------------------------------------------------------------
+// The UB model of a TPipe.  One TPipe per kernel, one kernel per thread at a time: so each
+// thread keeps one page-aligned buffer and every TPipe of that thread reuses it (a fresh
+// allocation per block cost page faults, and malloc's 16-byte alignment slows the 0xFF fill,
+// which is most of a small kernel's run time).
+struct FreeUb {
+    void operator()(uint8_t* p) const { std::free(p); }
+};
+constexpr size_t kUbAlign = 4096;
+uint8_t* ThreadUb(uint32_t bytes)
+{
+    static thread_local std::unique_ptr<uint8_t[], FreeUb> buffer;
+    static thread_local size_t capacity = 0;
+    if (capacity < bytes) {
+        const size_t size = (bytes + kUbAlign - 1) / kUbAlign * kUbAlign;
+        buffer.reset(static_cast<uint8_t*>(std::aligned_alloc(kUbAlign, size)));
+        if (!buffer) throw std::bad_alloc();
+        capacity = size;
+    }
+    return buffer.get();
+}
 struct PipeCore {
-    std::unique_ptr<uint8_t[]> ub;
+    uint8_t* ub = nullptr;  // this thread's UB buffer (ThreadUb)
     uint32_t used = 0;
     uint32_t buffers = 0;
     int vecinBufs = 0;
@@ -390,8 +410,7 @@ PipeCore* PipeCreate()
         Fault("TPipe: a second TPipe was constructed while one is alive; exactly one TPipe per kernel (§5.1)");
     }
     std::unique_ptr<PipeCore> p(new PipeCore());
-    p->ub.reset(new uint8_t[pypto_host::UbBytes()]);
-    std::memset(p->ub.get(), 0xFF, pypto_host::UbBytes());
+    p->ub = ThreadUb(pypto_host::UbBytes());  // poisoned (0xFF) buffer by buffer, as Carve hands them out
     ++pypto_host::detail::t_block.livePipes;
     return p.release();
 }
@@ -426,6 +445,9 @@ static uint32_t Carve(PipeCore* p, const char* op, uint64_t bytes, uint32_t nbuf
     const uint32_t at = p->used;
     p->used += static_cast<uint32_t>(bytes);
     p->buffers += nbufs;
+    // UB reads as 0xFF until written.  Only carved bytes can be reached through a tensor, so
+    // poisoning them here is the same as poisoning all of UB when the TPipe starts.
+    std::memset(p->ub + at, 0xFF, bytes);
     return at;
 }
 
@@ -449,7 +471,7 @@ void PipeInitQueue(PipeCore* p, QueueCore& q, uint8_t num, uint32_t len)
     }
     const uint32_t base = Carve(p, "TPipe::InitBuffer(que)", static_cast<uint64_t>(num) * len, num);
     perPos += num;
-    q.ub = p->ub.get();
+    q.ub = p->ub;
     q.len = len;
     q.nbufs = num;
     for (uint32_t i = 0; i < num; ++i) q.bufs[i] = QueueBuf{base + i * len, BufState::Free, 0};
@@ -464,7 +486,7 @@ void PipeInitTBuf(PipeCore* p, TPosition pos, uint8_t*& ub, uint32_t& addr, uint
     if (ub) Fault("TPipe::InitBuffer: this TBuf was already initialised");
     CheckLen("TPipe::InitBuffer(tbuf)", bytes);
     addr = Carve(p, "TPipe::InitBuffer(tbuf)", bytes, 1);
-    ub = p->ub.get();
+    ub = p->ub;
     len = bytes;
 }
 

@@ -50,10 +50,29 @@ CubeMem MemOfPosition(TPosition p, const char* op)
           " is not modelled on the host (cube positions: A1/B1/C1/TSCM = L1, A2 = L0A, B2 = L0B, CO1 = L0C, C2 = BiasTable)");
 }
 
-struct CubePool {
+// One memory of each kind per thread, reused by every TPipe of that thread (one TPipe per
+// kernel, one kernel per thread at a time): allocating and poisoning 770 KiB of cube memory
+// per block cost more than most matmuls.
+struct CubeMemory {
     std::unique_ptr<uint8_t[]> mem;
     std::vector<uint8_t> written;  // one flag per 32-byte block
+};
+CubeMemory& ThreadMemory(CubeMem m)
+{
+    static thread_local CubeMemory memories[static_cast<int>(CubeMem::COUNT)];
+    CubeMemory& c = memories[static_cast<int>(m)];
+    if (!c.mem) {
+        const uint32_t size = InfoOf(m).size;
+        c.mem.reset(new uint8_t[size]);
+        c.written.assign(size / kBlock, 0);
+    }
+    return c;
+}
+struct CubePool {
+    uint8_t* mem = nullptr;
+    std::vector<uint8_t>* writtenFlags = nullptr;
     uint32_t used = 0;
+    std::vector<uint8_t>& written() const { return *writtenFlags; }
 };
 
 // Registry of the live pools of this thread (base pointer -> memory kind), so that a cube op
@@ -83,7 +102,7 @@ struct CubePools {
         reg.erase(std::remove_if(reg.begin(), reg.end(),
                                  [this](const CubeRegistryEntry& e) {
                                      for (const CubePool& p : pool)
-                                         if (p.mem && e.base == p.mem.get()) return true;
+                                         if (p.mem && e.base == p.mem) return true;
                                      return false;
                                  }),
                   reg.end());
@@ -92,11 +111,10 @@ struct CubePools {
     {
         CubePool& p = pool[static_cast<int>(m)];
         if (!p.mem) {
-            const uint32_t size = InfoOf(m).size;
-            p.mem.reset(new uint8_t[size]);
-            std::memset(p.mem.get(), 0xFF, size);
-            p.written.assign(size / kBlock, 0);
-            CubeRegistry().push_back(CubeRegistryEntry{p.mem.get(), m, &p});
+            CubeMemory& c = ThreadMemory(m);
+            p.mem = c.mem.get();
+            p.writtenFlags = &c.written;
+            CubeRegistry().push_back(CubeRegistryEntry{p.mem, m, &p});
         }
         return p;
     }
@@ -127,6 +145,11 @@ struct CubePools {
                 << " B) = " << end << " B > " << info.name << " size " << info.size << " B (§1.2)";
             Fault(msg.str());
         }
+        // The memory reads as 0xFF and as never written until something writes it.  Only
+        // carved bytes are reachable through a tensor, so resetting them here is the same as
+        // a fresh memory per TPipe.
+        std::memset(p.mem + p.used, 0xFF, end - p.used);
+        std::fill(p.written().begin() + p.used / kBlock, p.written().begin() + (end + kBlock - 1) / kBlock, 0);
         p.used = static_cast<uint32_t>(end);
         pp += static_cast<int>(num);
         buffers += num;
@@ -184,13 +207,13 @@ void MarkWritten(const Where& w, const TensorDesc& d, uint64_t rel, uint64_t len
 {
     if (len == 0) return;
     const uint64_t a = d.addr + rel;
-    for (uint64_t b = a / kBlock; b <= (a + len - 1) / kBlock; ++b) w.pool->written[b] = 1;
+    for (uint64_t b = a / kBlock; b <= (a + len - 1) / kBlock; ++b) w.pool->written()[b] = 1;
 }
 bool IsWritten(const Where& w, const TensorDesc& d, uint64_t rel, uint64_t len)
 {
     const uint64_t a = d.addr + rel;
     for (uint64_t b = a / kBlock; b <= (a + len - 1) / kBlock; ++b)
-        if (!w.pool->written[b]) return false;
+        if (!w.pool->written()[b]) return false;
     return true;
 }
 uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -215,7 +238,7 @@ void CubeInitQueue(void*& holder, QueueCore& q, uint8_t num, uint32_t len)
     CubePools& pools = PoolsOf(holder);
     uint32_t stride = 0;
     const uint32_t base = pools.Carve(q.pos, num, len, &stride, op);
-    q.ub = pools.Get(MemOfPosition(q.pos, op)).mem.get();
+    q.ub = pools.Get(MemOfPosition(q.pos, op)).mem;
     q.len = len;
     q.nbufs = num;
     for (uint32_t i = 0; i < num; ++i) q.bufs[i] = QueueBuf{base + i * stride, BufState::Free, 0};
@@ -227,7 +250,7 @@ void CubeInitTBuf(void*& holder, TPosition pos, uint8_t*& ub, uint32_t& addr, ui
     CubePools& pools = PoolsOf(holder);
     uint32_t stride = 0;
     addr = pools.Carve(pos, 1, bytes, &stride, op);
-    ub = pools.Get(MemOfPosition(pos, op)).mem.get();
+    ub = pools.Get(MemOfPosition(pos, op)).mem;
     len = bytes;
 }
 void CubeDestroyPools(void* pools) { delete static_cast<CubePools*>(pools); }
@@ -325,13 +348,13 @@ void CubeLoadData(Ty t, const TensorDesc& dst, const TensorDesc& src, const Load
             std::memcpy(tmp, s, kFrac);
             for (uint32_t b = 0; b < kFrac / kBlock; ++b) {
                 if (IsWritten(ws, src, so + b * kBlock, kBlock)) MarkWritten(wd, dst, dof + b * kBlock, kBlock);
-                else wd.pool->written[(dst.addr + dof) / kBlock + b] = 0;
+                else wd.pool->written()[(dst.addr + dof) / kBlock + b] = 0;
             }
         } else {
             for (uint32_t i = 0; i < 16; ++i)
                 for (uint32_t j = 0; j < 16; ++j) std::memcpy(tmp + (j * 16 + i) * 2, s + (i * 16 + j) * 2, 2);
             const bool all = IsWritten(ws, src, so, kFrac);
-            for (uint32_t b = 0; b < kFrac / kBlock; ++b) wd.pool->written[(dst.addr + dof) / kBlock + b] = all ? 1 : 0;
+            for (uint32_t b = 0; b < kFrac / kBlock; ++b) wd.pool->written()[(dst.addr + dof) / kBlock + b] = all ? 1 : 0;
         }
         std::memcpy(Ptr(dst) + dof, tmp, kFrac);
     }
@@ -459,7 +482,7 @@ void CubeL1ToBias(const TensorDesc& dst, const TensorDesc& src, const DataCopyPa
     for (uint32_t i = 0; i < p.blockCount; ++i) {
         std::memcpy(Ptr(dst) + i * ds, Ptr(src) + i * ss, len);
         for (uint64_t o = 0; o < len; o += kBlock)
-            wd.pool->written[(dst.addr + i * ds + o) / kBlock] = IsWritten(ws, src, i * ss + o, kBlock) ? 1 : 0;
+            wd.pool->written()[(dst.addr + i * ds + o) / kBlock] = IsWritten(ws, src, i * ss + o, kBlock) ? 1 : 0;
     }
 }
 
@@ -498,22 +521,25 @@ void CubeFixpipe(Ty dt, Ty st, const GmDesc& dst, const TensorDesc& src, const F
     CheckGmRange(dst, 0, gmEnd * dt.size, op);
     CheckGmAligned(dst, op, GmAlign() ? GmAlign() : dt.size);
     WithTypeIn<Dt::I32, Dt::F16, Dt::BF16, Dt::F32>(d, [&](auto tagT) {
-        using T = decltype(tagT);
-        const uint8_t* pc = Ptr(src);
-        std::vector<uint8_t> row(uint64_t(p.nSize) * sizeof(T));
-        for (uint32_t i = 0; i < p.mSize; ++i) {
-            for (uint32_t j = 0; j < p.nSize; ++j) {
-                const uint64_t off = ((uint64_t(j / 16) * p.srcStride + i) * 16 + j % 16) * st.size;
-                if (!IsWritten(ws, src, off, st.size)) {
-                    Fault(std::string(op) + ": L0C element (" + std::to_string(i) + ", " + std::to_string(j) +
-                          ") was never written by Mmad (nSize/mSize/srcStride do not match the Mmad result)");
+        WithTypeIn<Dt::I32, Dt::F32>(s, [&](auto tagU) {
+            using T = decltype(tagT);
+            using U = decltype(tagU);
+            const uint8_t* pc = Ptr(src);
+            std::vector<uint8_t> row(uint64_t(p.nSize) * sizeof(T));
+            for (uint32_t i = 0; i < p.mSize; ++i) {
+                for (uint32_t j = 0; j < p.nSize; ++j) {
+                    const uint64_t off = ((uint64_t(j / 16) * p.srcStride + i) * 16 + j % 16) * st.size;
+                    if (!IsWritten(ws, src, off, st.size)) {
+                        Fault(std::string(op) + ": L0C element (" + std::to_string(i) + ", " + std::to_string(j) +
+                              ") was never written by Mmad (nSize/mSize/srcStride do not match the Mmad result)");
+                    }
+                    double v = CubeIn<U>(pc + off);
+                    if (p.reluEn && v < 0) v = 0;
+                    Store<T>(row.data() + uint64_t(j) * sizeof(T), FromD<T>(v));
                 }
-                double v = CubeInAs(s, pc + off);
-                if (p.reluEn && v < 0) v = 0;
-                Store<T>(row.data() + uint64_t(j) * sizeof(T), FromD<T>(v));
+                StoreGm<T>(Addr(dst) + uint64_t(i) * p.dstStride * sizeof(T), row.data(), row.size());
             }
-            StoreGm<T>(Addr(dst) + uint64_t(i) * p.dstStride * sizeof(T), row.data(), row.size());
-        }
+        });
     });
     CountOut(uint64_t(p.mSize) * p.nSize * dt.size);
 }

@@ -277,16 +277,23 @@ void VecCompare(Ty t, uint32_t maskElem, const TensorDesc& dst, const TensorDesc
     CheckMaskTensor(dst, maskElem, op, count);
     WithTypeIn<Dt::I32, Dt::F16, Dt::F32>(t.dt, [&](auto tag) {
         using T = decltype(tag);
-        const double s = scalar ? ToD(Load<T>(static_cast<const uint8_t*>(scalar))) : 0.0;
-        for (uint32_t i = 0; i < count; i += 8) {
-            uint8_t byte = 0;
-            for (uint32_t k = 0; k < 8 && i + k < count; ++k) {
-                const size_t o = static_cast<size_t>(i + k) * sizeof(T);
-                const double a = ToD(Load<T>(Ptr(src0) + o));
-                const double b = src1 ? ToD(Load<T>(Ptr(*src1) + o)) : s;
-                if (Cmp(mode, a, b)) byte = static_cast<uint8_t>(byte | (1u << k));
+        const uint8_t* a = Ptr(src0);
+        auto compare = [&](auto rhs) {
+            for (uint32_t i = 0; i < count; i += 8) {
+                uint8_t byte = 0;
+                for (uint32_t k = 0; k < 8 && i + k < count; ++k) {
+                    const size_t o = static_cast<size_t>(i + k) * sizeof(T);
+                    if (Cmp(mode, ToD(Load<T>(a + o)), rhs(o))) byte = static_cast<uint8_t>(byte | (1u << k));
+                }
+                Ptr(dst)[i / 8] = byte;
             }
-            Ptr(dst)[i / 8] = byte;
+        };
+        if (src1) {
+            const uint8_t* b = Ptr(*src1);
+            compare([b](size_t o) { return ToD(Load<T>(b + o)); });
+        } else {
+            const double s = ToD(Load<T>(static_cast<const uint8_t*>(scalar)));
+            compare([s](size_t) { return s; });
         }
     });
 }
@@ -303,12 +310,25 @@ void VecSelect(Ty t, uint32_t maskElem, const TensorDesc& dst, const TensorDesc&
     CheckOperand(dst, op, "dst", count);
     CheckOperand(src0, op, "src0", count);
     CheckMaskTensor(mask, maskElem, op, count);
-    const uint8_t* other = src1 ? Ptr(*src1) : nullptr;
-    for (uint32_t i = 0; i < count; ++i) {
-        const bool bit = (Ptr(mask)[i / 8] >> (i % 8)) & 1u;
-        const size_t o = static_cast<size_t>(i) * t.size;
-        std::memcpy(Ptr(dst) + o, bit ? Ptr(src0) + o : (other ? other + o : static_cast<const uint8_t*>(scalar)), t.size);
-    }
+    WithTypeIn<Dt::F16, Dt::F32>(t.dt, [&](auto tag) {
+        using T = decltype(tag);
+        const uint8_t *m = Ptr(mask), *a = Ptr(src0);
+        uint8_t* d = Ptr(dst);
+        auto select = [&](auto other) {
+            for (uint32_t i = 0; i < count; ++i) {
+                const bool bit = (m[i / 8] >> (i % 8)) & 1u;
+                const size_t o = static_cast<size_t>(i) * sizeof(T);
+                Store<T>(d + o, bit ? Load<T>(a + o) : other(o));
+            }
+        };
+        if (src1) {
+            const uint8_t* b = Ptr(*src1);
+            select([b](size_t o) { return Load<T>(b + o); });
+        } else {
+            const T v = Load<T>(static_cast<const uint8_t*>(scalar));
+            select([v](size_t) { return v; });
+        }
+    });
 }
 
 void VecReduce(int kind, Ty t, const TensorDesc& dst, const TensorDesc& src, const TensorDesc& work, int32_t count,
