@@ -1,6 +1,6 @@
 """Host backend run time per kernel, against torch eager on the CPU measured in the same run.
 
-  python bench/host_kernels.py [--repeat 5] [--quick]
+  python bench/host_kernels.py [--runs 5] [--repeat 5] [--quick] [--threads N]
 
 Kernels (PyPTO source written into a temp dir, then load_module + find_kernel + lower):
 
@@ -11,17 +11,25 @@ Kernels (PyPTO source written into a temp dir, then load_module + find_kernel + 
   matmul   512x512x512 fp16 matmul, fp32 result, cube tiles [128, 128] x [64, 256] x [128, 128]
            (eager: torch.matmul in fp16 on the CPU, then .float())
 
+Each of --runs rounds measures every kernel once (each figure the median of --repeat calls);
+the table gives the median over the rounds and its min-max spread, and names the CPU.
+
 Columns:
-  emit ms   lower + emit("ascendc") (no build), median of --repeat
-  host ms   run_host(program, inputs, files=...) with the library already built (the first
-            call warms the build cache, untimed), median of --repeat; the blocks of each
-            launch run on knobs.host_threads threads (PYPTO_AST_HOST_THREADS, --threads;
-            0 = one per core, capped by the block count)
-  eager ms  the same computation in torch eager on the CPU, median of --repeat
-  eager/host  > 1 means the host backend is faster
-  GM/min    GM traffic (gm_to_ub + ub_to_gm bytes) over the minimum (every tensor read once,
-            every output written once), from pipeline.run(..., stats=...)
-Outputs are checked against eager with torch.testing.assert_close.
+  host ms   time inside the library's pypto_run (the control program and its kernels; the
+            Python side of run_host -- argument checks, the build-cache lookup, ctypes -- is
+            left out); the library is built once before, untimed; the blocks of each launch
+            run on knobs.host_threads threads (PYPTO_AST_HOST_THREADS, --threads; 0 = one per
+            core, capped by the block count)
+  eager ms  the same computation in torch eager on the CPU
+  copy floor ms
+            torch ``dst.copy_(src)`` moving the kernel's minimum GM traffic (every input read
+            once, every output written once: half read, half written): what memory bandwidth
+            alone costs
+  eager/host  > 1 means the host backend is faster (median of the per-round ratios)
+  host/floor  how far the host kernel is from the bandwidth floor
+  GM/min    GM traffic (gm_to_ub + ub_to_gm bytes) over the minimum, from pipeline.run(..., stats=...)
+  emit ms   lower + emit("ascendc") (no build)
+Outputs are checked against eager (runner.outputs_match, torch.testing.assert_close's rule).
 """
 
 from __future__ import annotations
@@ -134,6 +142,58 @@ def median_ms(fn, repeat: int) -> float:
     return statistics.median(times) * 1e3
 
 
+class KernelClock:
+    """Times the library's pypto_run calls (the control program and its kernels) inside
+    run_host, leaving out the Python side (argument checks, the build-cache lookup, ctypes)."""
+
+    def __init__(self):
+        from pypto_ast.emit import host_backend
+
+        self.times: list[float] = []
+        real = host_backend.load_library
+        clock = self
+
+        class Lib:
+            def __init__(self, lib):
+                self.lib = lib
+
+            def __getattr__(self, name):
+                return clock.wrap(self.lib.pypto_run) if name == "pypto_run" else getattr(self.lib, name)
+
+        host_backend.load_library = lambda path: Lib(real(path))
+
+    def wrap(self, fn):
+        clock = self
+
+        class Timed:
+            def __setattr__(self, name, value):
+                setattr(fn, name, value)
+
+            def __call__(self, *args):
+                start = time.perf_counter()
+                rc = fn(*args)
+                clock.times.append(time.perf_counter() - start)
+                return rc
+
+        return Timed()
+
+    def median_ms(self, call, repeat: int) -> float:
+        self.times.clear()
+        for _ in range(repeat):
+            call()
+        return statistics.median(self.times) * 1e3
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
 def write_kernel(tmp: Path, name: str, template: str, sub: dict) -> Path:
     text = re.sub(r"\b(" + "|".join(sub) + r")\b", lambda m: str(sub[m.group(1)]), template)
     path = tmp / f"{name}.py"
@@ -141,9 +201,14 @@ def write_kernel(tmp: Path, name: str, template: str, sub: dict) -> Path:
     return path
 
 
+def spread(values: list[float], fmt: str = ".2f") -> str:
+    return f"{format(statistics.median(values), fmt)} ({format(min(values), fmt)}-{format(max(values), fmt)})"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=5, help="calls per measurement (their median is one sample)")
+    ap.add_argument("--runs", type=int, default=5, help="rounds over all kernels; figures are medians over rounds")
     ap.add_argument("--quick", action="store_true", help="small shapes ([256, 1024], 128^3)")
     ap.add_argument("--threads", type=int, default=None,
                     help="host backend threads (sets knobs.host_threads; default: the knob, 0 = one per core)")
@@ -151,56 +216,69 @@ def main() -> None:
 
     import torch
 
-    from pypto_ast import pipeline
+    from pypto_ast import knobs, pipeline
     from pypto_ast.emit.host_backend import run_host
-
-    from pypto_ast import knobs
+    from pypto_ast.runner import outputs_match
 
     if args.threads is not None:
         knobs.host_threads = args.threads
     cores = os.cpu_count() or 1
     host_threads = f"{knobs.host_threads} thread(s)" if knobs.host_threads else f"auto, up to {cores} thread(s)"
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads (eager); host backend: {host_threads}")
-    rows = []
+    print(f"{cpu_name()}, {cores} cores; torch {torch.__version__}, {torch.get_num_threads()} threads (eager); "
+          f"host backend: {host_threads}; {args.runs} rounds of {args.repeat} calls")
+    clock = KernelClock()
+    kernels = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, label, template, sub, inputs, eager, eager_args, tol in cases(args.quick):
             path = write_kernel(Path(tmp), name, template, sub)
             kernel = pipeline.find_kernel(pipeline.load_module(str(path)))
-            eager_ms = median_ms(lambda: eager(*eager_args), args.repeat)
-            row = {"label": label, "eager": eager_ms}
+            row = {"label": label, "eager": [], "host": [], "floor": [], "emit": []}
             try:
                 program = pipeline.lower(kernel, inputs)
                 files = pipeline.emit(program, "ascendc")
-                row["emit"] = median_ms(lambda: pipeline.emit(pipeline.lower(kernel, inputs), "ascendc"),
-                                        args.repeat)
                 stats: dict = {}
                 pipeline.run(program, inputs, "host", stats=stats)  # builds once: warms the cache
-                row["host"] = median_ms(lambda: run_host(program, inputs, files=files), args.repeat)
             except pipeline.KernelErrors as exc:
                 message, span = exc.findings[0]
-                unsupported = "does not support" in message
-                row["error"] = "not supported by the host backend yet" if unsupported else "failed"
+                row["error"] = "not supported by the host backend yet" if "does not support" in message else "failed"
                 row["detail"] = f"{path.name}:{span.line}: {message}" if span else message
-                rows.append(row)
+                kernels.append((row, None))
                 continue
             expected = eager(*eager_args)
-            torch.testing.assert_close(inputs["out"], expected, **tol)
-            row["match"] = f"ok (rtol {tol['rtol']:g}, atol {tol['atol']:g})"
-            moved = stats["gm_to_ub_bytes"] + stats["ub_to_gm_bytes"]
-            row["gm"] = moved / stats["min_bytes"]
-            rows.append(row)
+            rtol, atol = tol["rtol"], tol["atol"]
+            assert outputs_match(inputs["out"], expected, rtol, atol), f"{name}: host output differs from eager"
+            row["match"] = f"ok (rtol {rtol:g}, atol {atol:g})"
+            row["gm"] = (stats["gm_to_ub_bytes"] + stats["ub_to_gm_bytes"]) / stats["min_bytes"]
+            # The bandwidth floor: a copy_ that reads and writes min_bytes in all (half each way).
+            elems = max(1, stats["min_bytes"] // 8)
+            src, dst = torch.rand(elems), torch.empty(elems)
 
+            def measure(row=row, kernel=kernel, inputs=inputs, program=program, files=files, eager=eager,
+                        eager_args=eager_args, src=src, dst=dst):
+                row["eager"].append(median_ms(lambda: eager(*eager_args), args.repeat))
+                row["host"].append(clock.median_ms(lambda: run_host(program, inputs, files=files), args.repeat))
+                row["floor"].append(median_ms(lambda: dst.copy_(src), args.repeat))
+                row["emit"].append(median_ms(lambda: pipeline.emit(pipeline.lower(kernel, inputs), "ascendc"),
+                                             args.repeat))
+
+            kernels.append((row, measure))
+        for _ in range(args.runs):
+            for _, measure in kernels:
+                if measure is not None:
+                    measure()
+
+    rows = [r for r, _ in kernels]
     width = max(len(r["label"]) for r in rows)
-    print(f"{'kernel':<{width}}  {'emit ms':>8}  {'host ms':>8}  {'eager ms':>8}  {'eager/host':>10}  "
-          f"{'GM/min':>6}  outputs")
+    print(f"{'kernel':<{width}}  {'host ms':>19}  {'eager ms':>19}  {'copy floor ms':>19}  {'eager/host':>10}  "
+          f"{'host/floor':>10}  {'GM/min':>6}  {'emit ms':>7}  outputs")
     for r in rows:
         if "error" in r:
-            print(f"{r['label']:<{width}}  {'-':>8}  {'-':>8}  {r['eager']:8.2f}  {'-':>10}  {'-':>6}  "
-                  f"{r['error']}")
-            print(f"{'':<{width}}  ({r['detail']})")
+            print(f"{r['label']:<{width}}  {r['error']}  ({r['detail']})")
             continue
-        print(f"{r['label']:<{width}}  {r['emit']:8.2f}  {r['host']:8.2f}  {r['eager']:8.2f}  "
-              f"{r['eager'] / r['host']:9.2f}x  {r['gm']:6.2f}  {r['match']}")
+        ratio = statistics.median(e / h for e, h in zip(r["eager"], r["host"]))
+        floor = statistics.median(h / f for h, f in zip(r["host"], r["floor"]))
+        print(f"{r['label']:<{width}}  {spread(r['host']):>19}  {spread(r['eager']):>19}  {spread(r['floor'], '.3f'):>19}  "
+              f"{ratio:9.2f}x  {floor:9.1f}x  {r['gm']:6.2f}  {statistics.median(r['emit']):7.2f}  {r['match']}")
 
 
 if __name__ == "__main__":

@@ -24,5 +24,5 @@ def test_readme_lists_every_rule():
 def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
-    command = "python -m pytest -q"
+    command = "python -m pytest -q -n auto"
     assert command in readme and ci.rstrip().splitlines()[-1] == command

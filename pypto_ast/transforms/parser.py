@@ -104,7 +104,10 @@ def tokenize(text: str) -> list:
         elif m := _NAME.match(text, i):
             t = _COMPACT_TYPE.match(text, i) if m.group() == "tensor" else None
             if t:
-                dims = tuple(ir.Const(int(d)) for d in t.group(1).split("x")[:-1])
+                try:
+                    dims = tuple(ir.Const(int(d)) for d in t.group(1).split("x")[:-1])
+                except ValueError as e:  # a dim with more digits than int() accepts
+                    fail(str(e), i)
                 add("TYPE", t.group(), ir.TensorType(dims, t.group(2)), i, t.end())
                 i = t.end()
             else:

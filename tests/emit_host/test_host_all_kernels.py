@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import os
 import shutil
 from pathlib import Path
 
@@ -85,11 +86,16 @@ def _tolerance(module, tensor: torch.Tensor):
 def _prebuild(request):
     """Compile the selected kernels' C++ two at a time before the tests run them (g++ runs
     outside the GIL); the tests then hit the on-disk build cache.  Lowering and emitting stay
-    in this thread (tracing swaps sys.modules).  Failures are left for the tests to report."""
+    in this thread (tracing swaps sys.modules).  Failures are left for the tests to report.
+    Under pytest-xdist the workers already use the cores, and every worker would prebuild
+    every kernel: each test builds its own then."""
     from concurrent.futures import ThreadPoolExecutor
 
     from pypto_ast.emit.host_runtime import build_program
 
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
     stems = set()
     for item in request.session.items:
         params = getattr(getattr(item, "callspec", None), "params", {})

@@ -5,7 +5,9 @@ Each test compiles a small C++ program (Ascend C style, ascendc.md §5.3) with
 numbers it prints or the loud HardwareFault it must die with.
 """
 
+import hashlib
 import math
+import os
 import shutil
 import struct
 import subprocess
@@ -47,11 +49,23 @@ int main()
 
 
 def compile_program(src: str, out: Path) -> Path:
-    """A test program linked with the host runtime's prebuilt objects (from the build cache)."""
-    from pypto_ast.emit.host_runtime import runtime_objects
+    """A test program linked with the host runtime's prebuilt objects (from the build cache).
 
+    Executables are kept next to the build cache under a content key (the program text, the
+    flags, the compiler and the runtime's own key), so a warm run compiles nothing."""
+    from pypto_ast import knobs
+    from pypto_ast.emit import build
+    from pypto_ast.emit.host_runtime import runtime, runtime_objects
+
+    text = PRELUDE + src
+    key = hashlib.sha256("\0".join([text, *FLAGS, build._find_compiler(CXX), runtime().digest()]).encode()).hexdigest()
+    kept = Path(knobs.cache_dir) / "test-programs" / key
+    if kept.is_file():
+        shutil.copyfile(kept, out)
+        out.chmod(0o755)
+        return out
     cpp = out.with_suffix(".cpp")
-    cpp.write_text(PRELUDE + src)
+    cpp.write_text(text)
     proc = subprocess.run(
         [CXX, *FLAGS, str(cpp), *map(str, runtime_objects()), "-o", str(out)],
         capture_output=True,
@@ -59,6 +73,10 @@ def compile_program(src: str, out: Path) -> Path:
         check=False,
     )
     assert proc.returncode == 0, f"compile failed:\n{proc.stderr}"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    tmp = kept.with_name(f"{key}.{os.getpid()}.tmp")
+    shutil.copyfile(out, tmp)
+    os.replace(tmp, kept)  # atomic: concurrent workers agree
     return out
 
 

@@ -131,3 +131,10 @@ def test_damaged_text_gives_a_syntax_error_or_a_program(data):
         assert e.line >= 1 and e.col >= 1
     else:
         assert parse_program(print_program(program)) == program
+
+
+def test_a_dim_too_long_for_int_is_a_syntax_error():
+    text = print_program(sample_program())
+    at = text.index("tensor<") + len("tensor<")
+    with pytest.raises(IRSyntaxError, match="digits"):
+        parse_program(text[:at] + "9" * 5000 + "x" + text[at:])
