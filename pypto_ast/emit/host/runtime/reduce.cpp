@@ -147,18 +147,6 @@ void CheckCompare(const char* op, Ty t, CMPMODE mode, uint32_t count)
         Fault(m.str());
     }
 }
-bool Cmp(CMPMODE m, double a, double b)
-{
-    switch (m) {
-    case CMPMODE::LT: return a < b;
-    case CMPMODE::GT: return a > b;
-    case CMPMODE::EQ: return a == b;
-    case CMPMODE::LE: return a <= b;
-    case CMPMODE::GE: return a >= b;
-    case CMPMODE::NE: return a != b;
-    }
-    return false;
-}
 void CheckMaskTensor(const TensorDesc& m, uint32_t maskElem, const char* op, uint32_t count)
 {
     CheckUbAligned(m, op, "mask");
@@ -167,6 +155,34 @@ void CheckMaskTensor(const TensorDesc& m, uint32_t maskElem, const char* op, uin
         std::ostringstream s;
         s << op << ": mask tensor holds " << m.count * maskElem << " bytes, " << need << " needed for " << count << " elements";
         Fault(s.str());
+    }
+}
+
+// The element loops of Compare and Select.  Every input arrives by value: a store through
+// uint8_t* may alias anything, and captured references would be reloaded after each one.
+template <typename T, typename Rhs, typename Cmp>
+void CompareLoop(uint8_t* d, const uint8_t* a, uint32_t count, Rhs rhs, Cmp cmp)
+{
+    for (uint32_t i = 0; i < count; i += 8) {
+        const uint32_t n = count - i < 8 ? count - i : 8;
+        uint32_t byte = 0;
+        for (uint32_t k = 0; k < n; ++k) {
+            const size_t o = static_cast<size_t>(i + k) * sizeof(T);
+            byte |= static_cast<uint32_t>(cmp(ToD(Load<T>(a + o)), rhs(o))) << k;
+        }
+        d[i / 8] = static_cast<uint8_t>(byte);
+    }
+}
+template <typename T, typename Other>
+void SelectLoop(uint8_t* d, const uint8_t* m, const uint8_t* a, uint32_t count, Other other)
+{
+    for (uint32_t i = 0; i < count; i += 8) {
+        const uint32_t n = count - i < 8 ? count - i : 8;
+        const uint32_t bits = m[i / 8];
+        for (uint32_t k = 0; k < n; ++k) {
+            const size_t o = static_cast<size_t>(i + k) * sizeof(T);
+            Store<T>(d + o, ((bits >> k) & 1u) ? Load<T>(a + o) : other(o));
+        }
     }
 }
 
@@ -278,22 +294,24 @@ void VecCompare(Ty t, uint32_t maskElem, const TensorDesc& dst, const TensorDesc
     WithTypeIn<Dt::I32, Dt::F16, Dt::F32>(t.dt, [&](auto tag) {
         using T = decltype(tag);
         const uint8_t* a = Ptr(src0);
-        auto compare = [&](auto rhs) {
-            for (uint32_t i = 0; i < count; i += 8) {
-                uint8_t byte = 0;
-                for (uint32_t k = 0; k < 8 && i + k < count; ++k) {
-                    const size_t o = static_cast<size_t>(i + k) * sizeof(T);
-                    if (Cmp(mode, ToD(Load<T>(a + o)), rhs(o))) byte = static_cast<uint8_t>(byte | (1u << k));
-                }
-                Ptr(dst)[i / 8] = byte;
+        uint8_t* d = Ptr(dst);
+        // The mode and the right-hand side are chosen once, outside the element loop.
+        auto with_mode = [&](auto rhs) {
+            switch (mode) {
+            case CMPMODE::LT: return CompareLoop<T>(d, a, count, rhs, [](double x, double y) { return x < y; });
+            case CMPMODE::GT: return CompareLoop<T>(d, a, count, rhs, [](double x, double y) { return x > y; });
+            case CMPMODE::EQ: return CompareLoop<T>(d, a, count, rhs, [](double x, double y) { return x == y; });
+            case CMPMODE::LE: return CompareLoop<T>(d, a, count, rhs, [](double x, double y) { return x <= y; });
+            case CMPMODE::GE: return CompareLoop<T>(d, a, count, rhs, [](double x, double y) { return x >= y; });
+            case CMPMODE::NE: return CompareLoop<T>(d, a, count, rhs, [](double x, double y) { return x != y; });
             }
         };
         if (src1) {
             const uint8_t* b = Ptr(*src1);
-            compare([b](size_t o) { return ToD(Load<T>(b + o)); });
+            with_mode([b](size_t o) { return ToD(Load<T>(b + o)); });
         } else {
             const double s = ToD(Load<T>(static_cast<const uint8_t*>(scalar)));
-            compare([s](size_t) { return s; });
+            with_mode([s](size_t) { return s; });
         }
     });
 }
@@ -314,19 +332,12 @@ void VecSelect(Ty t, uint32_t maskElem, const TensorDesc& dst, const TensorDesc&
         using T = decltype(tag);
         const uint8_t *m = Ptr(mask), *a = Ptr(src0);
         uint8_t* d = Ptr(dst);
-        auto select = [&](auto other) {
-            for (uint32_t i = 0; i < count; ++i) {
-                const bool bit = (m[i / 8] >> (i % 8)) & 1u;
-                const size_t o = static_cast<size_t>(i) * sizeof(T);
-                Store<T>(d + o, bit ? Load<T>(a + o) : other(o));
-            }
-        };
         if (src1) {
             const uint8_t* b = Ptr(*src1);
-            select([b](size_t o) { return Load<T>(b + o); });
+            SelectLoop<T>(d, m, a, count, [b](size_t o) { return Load<T>(b + o); });
         } else {
             const T v = Load<T>(static_cast<const uint8_t*>(scalar));
-            select([v](size_t) { return v; });
+            SelectLoop<T>(d, m, a, count, [v](size_t) { return v; });
         }
     });
 }
