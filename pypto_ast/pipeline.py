@@ -120,7 +120,7 @@ def _has_legacy_function(module) -> bool:
 
 
 def _legacy_span(module):
-    from .transforms import ir
+    from . import ir
 
     call = _legacy_with(module)
     return ir.Span(call.lineno, call.col_offset, call.end_lineno, call.end_col_offset) if call else None
@@ -144,7 +144,7 @@ def lower(kernel: frontend.Kernel, inputs: Optional[dict] = None, *, merge_loop1
     except LoweringError as exc:
         raise KernelErrors([(exc.message, exc.span)], exc.path or path) from None
     if merge_loop1:
-        from .transforms.merge_ir import merge_loop1 as merge
+        from .ir.merge import merge_loop1 as merge
 
         program = merge(program)
     return program
@@ -169,7 +169,7 @@ def run(program, inputs: dict, backend: str = "interp", *, soc: Optional[str] = 
     support, a plan over the ``soc``'s UB budget and device faults raise ``KernelErrors``.
     ``progress`` (a callable taking one line) hears about compiler runs that a build needs."""
     if backend == "interp":
-        from .torch_interp import run_program
+        from .ir.interp import run_program
 
         return run_program(program, inputs)
     if backend != "host":
@@ -237,15 +237,15 @@ def emit(program, what: str, *, spans: bool = True, source_path: Optional[str] =
     ``ascendc`` returns ``{file name: text}`` (kernels, control.cpp, manifest.json) after
     checking every block's UB plan against ``soc`` (default ascend910b)."""
     if what == "ir":
-        from .transforms.printer import print_program
+        from .ir.printer import print_program
 
         return print_program(program, spans=spans)
     if what == "python":
-        from .transforms.pyemit import emit_python
+        from .ir.pyemit import emit_python
 
         return emit_python(program)
     if what == "dot":
-        from .transforms.dot import program_to_dot
+        from .ir.dot import program_to_dot
 
         return program_to_dot(program)
     if what == "ascendc":

@@ -53,7 +53,7 @@ class GoldenError(Exception):
 
 
 def have_pyemit() -> bool:
-    return importlib.util.find_spec("pypto_ast.transforms.pyemit") is not None
+    return importlib.util.find_spec("pypto_ast.ir.pyemit") is not None
 
 
 def examples() -> list[Path]:

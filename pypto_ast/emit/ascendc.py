@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 
-from ..transforms import ir
+from .. import ir
 from . import gm
 from .errors import EmitError, unsupported
 from .gm import GVal

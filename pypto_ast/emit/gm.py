@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..transforms import ir
+from .. import ir
 from .errors import unsupported
 
 

@@ -61,7 +61,7 @@ def _requested_tile(program, block_name: str):
     """The vector tile shape the kernel set for this block's ops, and the first op's span."""
     if program is None:
         return None, None
-    from ..transforms import ir
+    from .. import ir
 
     for block in ir.blocks(program):
         if block.name != block_name:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..transforms import ir
+from .. import ir
 from .errors import EmitError, unsupported
 from .gm import GVal
 

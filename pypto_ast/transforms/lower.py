@@ -18,7 +18,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from . import ir, ops
+from .. import ir
+from ..ir import name_blocks
+from . import ops
 from .symbolic import Sym, SymbolicValueError, binexpr, const_of, describe, to_expr, wrap
 from .tensors import TensorH, ir_dtype
 
@@ -331,24 +333,6 @@ def _group(items: list) -> tuple:
             region.append(item)
     flush()
     return tuple(region)
-
-
-def name_blocks(region: tuple, counter=None) -> tuple:
-    """Give blocks their program-order names b0, b1, ..."""
-    counter = counter if counter is not None else [0]
-    out = []
-    for node in region:
-        if isinstance(node, ir.Block):
-            out.append(dataclasses.replace(node, name=f"b{counter[0]}"))
-            counter[0] += 1
-        elif isinstance(node, ir.Loop):
-            out.append(dataclasses.replace(node, body=name_blocks(node.body, counter)))
-        elif isinstance(node, ir.Branch):
-            then = name_blocks(node.then, counter)
-            out.append(dataclasses.replace(node, then=then, orelse=name_blocks(node.orelse, counter)))
-        else:
-            out.append(node)
-    return tuple(out)
 
 
 # ---------------------------------------------------------------------------------------

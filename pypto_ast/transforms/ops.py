@@ -11,7 +11,7 @@ from typing import Any
 
 from ..lang import DataType, Element
 
-from . import ir
+from .. import ir
 from .symbolic import Sym, binexpr, const_of, to_expr, wrap
 from .tensors import TensorH, broadcast, ir_dtype, norm_dim, shape_text
 

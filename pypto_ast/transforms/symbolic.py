@@ -7,7 +7,7 @@ import operator
 from typing import Any
 
 from ..lang import Element
-from . import ir
+from .. import ir
 
 _FOLD = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,

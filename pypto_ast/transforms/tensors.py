@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from . import ir
+from .. import ir
 from .symbolic import Sym, const_of, to_expr, wrap
 
 DTYPE_NAMES = {  # pypto DT_ name -> IR dtype string

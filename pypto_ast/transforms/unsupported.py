@@ -11,7 +11,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Optional
 
-from . import ir
+from .. import ir
 
 LOOP_CALLS = {"loop", "loop_unroll"}
 ALLOWED_WITH = {"options", "function"}

@@ -18,7 +18,7 @@ from pypto_ast import pipeline
 from pypto_ast.runner import run_and_compare
 
 KERNELS = sorted((Path(__file__).parent / "kernels").glob("k*.py"))
-HAVE_PARSER = importlib.util.find_spec("pypto_ast.transforms.parser") is not None
+HAVE_PARSER = importlib.util.find_spec("pypto_ast.ir.parser") is not None
 
 
 def _load(path: Path):
@@ -34,10 +34,10 @@ def test_interp_matches_reference(path):
     assert code == 0, "\n".join(lines)
 
 
-@pytest.mark.skipif(not HAVE_PARSER, reason="pypto_ast.transforms.parser is not there yet")
+@pytest.mark.skipif(not HAVE_PARSER, reason="pypto_ast.ir.parser is not there yet")
 @pytest.mark.parametrize("path", KERNELS, ids=[p.stem for p in KERNELS])
 def test_printed_ir_roundtrips(path):
-    from pypto_ast.transforms.parser import parse_program
+    from pypto_ast.ir.parser import parse_program
 
     module, kernel = _load(path)
     program = pipeline.lower(kernel, module.example_inputs())

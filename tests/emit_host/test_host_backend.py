@@ -8,7 +8,8 @@ import textwrap
 import pytest
 import torch
 
-from pypto_ast import knobs, pipeline, torch_interp
+from pypto_ast import knobs, pipeline
+from pypto_ast.ir import interp as torch_interp
 from pypto_ast.emit import ascendc
 from pypto_ast.emit.ascendc import EmitError, emit_program
 from pypto_ast.emit.host_backend import HostRunError, run_host

@@ -48,7 +48,7 @@ def test_ir_or_diagnostic_golden(path):
 
 
 @pytest.mark.skipif(not regen.have_pyemit(),
-                    reason="pypto_ast.transforms.pyemit (the Python emitter) does not exist yet")
+                    reason="pypto_ast.ir.pyemit (the Python emitter) does not exist yet")
 @pytest.mark.parametrize("path", EXAMPLES, ids=IDS)
 def test_python_golden(path):
     rendered = regen.render(path, kinds=("python",))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from pypto_ast.transforms.ir import (
+from pypto_ast.ir import (
     BinExpr, Block, Branch, Const, LocalTensor, Loop, Op, Param, Program, Read, Return, ShapeOf,
     Span, TensorRef, TensorType, UnExpr, Value, Var,
 )

@@ -6,7 +6,7 @@ import pytest
 import torch
 from irbuild import TORCH, T, assemble, block, op, prog, tensor
 
-from pypto_ast.torch_interp import InterpError, run_program
+from pypto_ast.ir.interp import InterpError, run_program
 
 
 def cast(x, src, dst, **attrs):

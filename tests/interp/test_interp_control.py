@@ -9,7 +9,7 @@ from irbuild import (
     local, op, prog, scalar, tensor, view,
 )
 
-from pypto_ast.torch_interp import InterpError, run_program
+from pypto_ast.ir.interp import InterpError, run_program
 
 
 def i_(name="i"):

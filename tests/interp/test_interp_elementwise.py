@@ -8,7 +8,7 @@ import pytest
 import torch
 from irbuild import TORCH, C, Return, T, V, assemble, block, op, prog, ref_round, tensor, view
 
-from pypto_ast.torch_interp import InterpError, run_program
+from pypto_ast.ir.interp import InterpError, run_program
 
 SHAPE = (4, 16)
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 from irbuild import C, T, TensorType, V, assemble, block, op, prog, tensor, view
 
-from pypto_ast.torch_interp import InterpError, run_program
+from pypto_ast.ir.interp import InterpError, run_program
 
 
 def run(params, ops, inputs, out_shape, out_dtype="fp32", fill=0):

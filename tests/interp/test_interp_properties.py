@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from irbuild import TORCH, BinExpr, C, Loop, ShapeOf, T, V, Var, assemble, block, op, prog, tensor, view
 
-from pypto_ast.torch_interp import run_program
+from pypto_ast.ir.interp import run_program
 
 UNARY = {
     "exp": torch.exp, "abs": torch.abs, "neg": torch.neg, "relu": torch.relu, "sqrt": torch.sqrt,

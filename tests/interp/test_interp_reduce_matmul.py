@@ -6,7 +6,7 @@ import pytest
 import torch
 from irbuild import TORCH, T, V, assemble, block, op, prog, tensor, view
 
-from pypto_ast.torch_interp import InterpError, run_program
+from pypto_ast.ir.interp import InterpError, run_program
 
 
 def _rand(shape, dtype, seed=0, lo=-2.0, hi=2.0):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from pypto_ast.transforms import ir
+from pypto_ast import ir
 
 IDENTS = ["x", "out", "t", "b0", "loop_idx_0", "i", "n", "acc", "_", "fp32"]
 ODD_NAMES = ["", "0", "1a", "a b", 'say "hi"', "back\\slash", "line\nbreak", "é", "x.y",

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from irgen import programs, sample_program
 
-from pypto_ast.transforms import ir
-from pypto_ast.transforms.dot import op_line, program_to_dot
+from pypto_ast import ir
+from pypto_ast.ir.dot import op_line, program_to_dot
 
 
 def outside_strings(dot: str) -> str:

@@ -5,14 +5,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from irgen import sample_program
 
-from pypto_ast.transforms import ir
-from pypto_ast.transforms.parser import (
+from pypto_ast import ir
+from pypto_ast.ir.parser import (
     IRSyntaxError,
     parse_expr,
     parse_program,
     tokenize,
 )
-from pypto_ast.transforms.printer import print_program
+from pypto_ast.ir.printer import print_program
 
 HAND_WRITTEN = """
 # comments and blank lines are allowed; spacing is free

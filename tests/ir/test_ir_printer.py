@@ -3,9 +3,9 @@
 import pytest
 from irgen import sample_program
 
-from pypto_ast.transforms import ir
-from pypto_ast.transforms.parser import parse_expr, parse_program
-from pypto_ast.transforms.printer import (
+from pypto_ast import ir
+from pypto_ast.ir.parser import parse_expr, parse_program
+from pypto_ast.ir.printer import (
     LOC_COLUMN,
     expr,
     print_program,

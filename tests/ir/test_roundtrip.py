@@ -3,9 +3,9 @@
 from hypothesis import given
 from irgen import exprs, programs, values
 
-from pypto_ast.transforms import ir
-from pypto_ast.transforms.parser import parse_program
-from pypto_ast.transforms.printer import print_program
+from pypto_ast import ir
+from pypto_ast.ir.parser import parse_program
+from pypto_ast.ir.printer import print_program
 
 
 @given(programs)

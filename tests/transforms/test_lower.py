@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from pypto_ast import pipeline  # noqa: E402
-from pypto_ast.transforms import ir  # noqa: E402
+from pypto_ast import ir  # noqa: E402
 
 HEAD = "import pypto\n\n"
 

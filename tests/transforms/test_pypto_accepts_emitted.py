@@ -23,7 +23,7 @@ import pytest
 pytest.importorskip("torch")
 
 from pypto_ast import pipeline  # noqa: E402
-from pypto_ast.transforms.pyemit import emit_python  # noqa: E402
+from pypto_ast.ir.pyemit import emit_python  # noqa: E402
 
 
 def _official_pypto() -> str | None:

@@ -11,6 +11,7 @@ parameters) are plain names inside ``Expr`` trees.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
@@ -212,6 +213,24 @@ def walk(region):
         elif isinstance(node, Branch):
             yield from walk(node.then)
             yield from walk(node.orelse)
+
+
+def name_blocks(region: tuple, counter=None) -> tuple:
+    """Give blocks their program-order names b0, b1, ..."""
+    counter = counter if counter is not None else [0]
+    out = []
+    for node in region:
+        if isinstance(node, Block):
+            out.append(dataclasses.replace(node, name=f"b{counter[0]}"))
+            counter[0] += 1
+        elif isinstance(node, Loop):
+            out.append(dataclasses.replace(node, body=name_blocks(node.body, counter)))
+        elif isinstance(node, Branch):
+            then = name_blocks(node.then, counter)
+            out.append(dataclasses.replace(node, then=then, orelse=name_blocks(node.orelse, counter)))
+        else:
+            out.append(node)
+    return tuple(out)
 
 
 def blocks(program: Program):

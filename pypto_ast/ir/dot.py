@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import unicodedata
 
-from . import ir
+from . import nodes as ir
 from .printer import expr, name, sigil_name, value, var_name
 
 INDENT = "  "

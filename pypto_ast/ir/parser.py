@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from . import ir
+from . import nodes as ir
 from .printer import BINARY_PREC, PREC_CMP, PREC_NOT, RESERVED
 
 

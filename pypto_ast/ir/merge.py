@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from . import ir
+from . import nodes as ir
+from .nodes import name_blocks
 
 
 def _is_loop1(node) -> bool:
@@ -71,6 +72,4 @@ def _merge_region(region: tuple, inline_into_parent: bool) -> tuple:
 
 
 def merge_loop1(program: ir.Program) -> ir.Program:
-    from .lower import name_blocks
-
     return dataclasses.replace(program, body=name_blocks(_merge_region(program.body, False)))

@@ -71,7 +71,7 @@ import json
 import numbers
 import re
 
-from . import ir
+from . import nodes as ir
 
 RESERVED = frozenset({"true", "false", "none", "inf", "nan", "and", "or", "not", "min", "max", "to", "step"})
 LOC_COLUMN = 80

@@ -110,7 +110,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from .transforms.ir import (
+from .nodes import (
     BinExpr, Block, Branch, Const, Loop, Op, Program, Read, Return, ShapeOf, Span, TensorRef,
     UnExpr, Value, Var,
 )
