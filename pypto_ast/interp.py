@@ -13,7 +13,8 @@ import builtins
 import operator
 from typing import Any, Optional
 
-from . import api, shapes
+from .frontend import api
+from . import shapes
 from .facts import (
     AccessFact, BranchFact, Kernel, LoopFact, OpFact, PrintFact, RebindFact, TileSetFact, ViewFact,
 )

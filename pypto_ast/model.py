@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
-from . import api
+from .frontend import api
 from .facts import Kernel, LoopFact
 from .interp import Interpreter, ModuleScope
 from .settings import Settings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from . import api
+from .frontend import api
 from .values import UNKNOWN, Const, DType, Sym, TensorVal, TupleVal, as_dims, int_value
 
 

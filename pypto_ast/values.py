@@ -57,13 +57,7 @@ class Sym:
 Dim = Union[int, Sym, None]  # None: unknown
 
 
-@dataclass(frozen=True)
-class DType:
-    name: str  # e.g. "DT_FP16"
-    size: int  # bytes per element (bytes_of)
-
-    def __str__(self) -> str:
-        return self.name
+from .frontend.values import DType  # noqa: E402  (one DType for both readers)
 
 
 _tensor_ids = itertools.count(1)

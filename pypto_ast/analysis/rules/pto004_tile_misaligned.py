@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from math import gcd
 
-from ... import api
+from ...frontend import api
 from ..rule import Case, LintContext, Rule
 
 BLOCK = 32  # bytes: UB blocks and the cube's ND rows are 32-byte aligned

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ... import api
+from ...frontend import api
 from ...diagnostics import Severity
 from ...facts import OpFact
 from ..rule import Case, LintContext, Rule, Valid

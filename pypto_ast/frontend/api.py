@@ -1,7 +1,13 @@
-"""The PyPTO API surface pypto-ast knows, by qualified name (one table; never match spellings)."""
+"""The PyPTO API pypto-ast knows, by qualified name (one table; never match spellings).
+
+Op families and decorators here; every public name pypto has (both versions) is in
+``surface.py``: a name in neither table is not pypto's."""
 
 from __future__ import annotations
 
+import difflib
+
+from . import surface
 from .values import DType
 
 # Modules whose names are served as ``pypto`` (pypto_ast.lang mirrors the DSL names).
@@ -9,7 +15,7 @@ PYPTO_ALIASES = {"pypto_ast.lang": "pypto"}
 
 KERNEL_DECORATORS = {
     "pypto.frontend.jit": "jit",
-    "pypto.jit": "pypto.jit",  # removed before 0.2.0, still seen in old code
+    "pypto.jit": "pypto.jit",  # removed before 0.2.0; the repository's later version made it frontend.jit again
     "pypto.frontend.function": "function",
     "pypto_ast.jit": "jit",
 }
@@ -70,3 +76,27 @@ CMPOP_NAMES = {"Gt": "gt", "Lt": "lt", "GtE": "ge", "LtE": "le", "Eq": "eq", "No
 
 # Tensor methods that write the receiver in place (so it has a producer afterwards).
 WRITE_METHODS = {"move", "assemble", "fill_", "index_add_", "scatter_", "tril_", "triu_", "index_put_"}
+
+
+# Names the repository's later version reaches under two spellings (HEAD re-exports).
+SURFACE_ALIASES = {"pypto.tensor": "pypto.Tensor"}
+
+
+def known(qualname: str) -> bool:
+    """``qualname`` is a public pypto name in 0.2.0 or in the repository's later version."""
+    if qualname in surface.NAMES:
+        return True
+    parts = qualname.split(".")
+    for alias, target in SURFACE_ALIASES.items():
+        if qualname.startswith(alias + "."):
+            return target + qualname[len(alias):] in surface.NAMES
+    # members of classes that are themselves re-exported under another path
+    return len(parts) > 2 and ".".join(parts[:2]) in surface.NAMES and surface.NAMES[".".join(parts[:2])][0] == "native"
+
+
+def suggestions(qualname: str, limit: int = 3) -> list:
+    """Close pypto names for a "did you mean" (same parent, then anywhere)."""
+    parent, _, last = qualname.rpartition(".")
+    siblings = [n.rpartition(".")[2] for n in surface.NAMES if n.rpartition(".")[0] == parent]
+    close = difflib.get_close_matches(last, siblings, n=limit, cutoff=0.6)
+    return [f"{parent}.{c}" for c in close]
