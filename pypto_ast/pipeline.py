@@ -10,6 +10,7 @@ makes X. Heavy imports (torch) happen inside the functions that need them.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import importlib.util
 import os
 import sys
@@ -49,9 +50,10 @@ def serving_pypto():
 class KernelErrors(PipelineError):
     """The kernel cannot be lowered: ``findings`` is a list of (message, ir.Span or None)."""
 
-    def __init__(self, findings: list, path: Optional[str]):
+    def __init__(self, findings: list, path: Optional[str], code: str = "PTO100"):
         super().__init__("; ".join(m for m, _ in findings), path)
         self.findings = findings
+        self.code = code
 
 
 def load_module(path: str):
@@ -127,27 +129,129 @@ def _legacy_span(module):
 
 
 def lower(kernel: frontend.Kernel, inputs: Optional[dict] = None, *, merge_loop1: bool = False):
-    """Trace the kernel into a Program; unsupported constructs and lowering errors raise
-    ``KernelErrors`` with every finding located in the kernel's source."""
-    import inspect
+    """Lower a kernel object (``@pypto.frontend.jit`` of a module that ran) from its *source*:
+    the function is found in its file by its first line and read by the static front end, with
+    the shapes and dtypes of ``inputs`` (torch tensors, ``TensorArg``s, build-time values).
+    Errors raise ``KernelErrors`` located in the kernel's source."""
+    func = getattr(kernel, "func", kernel)
+    path = inspect.getsourcefile(func)
+    if path is None:
+        raise PipelineError(f"cannot find the source of {func!r}")
+    scope = read_source(path)
+    kdef = _kernel_at(scope, func)
+    return lower_kernel(scope, kdef, given_from_inputs(inputs), merge_loop1=merge_loop1,
+                        use_call_sites=not inputs)
 
-    from .transforms import unsupported
-    from .transforms.lower import LoweringError, lower as trace
 
-    path = inspect.getsourcefile(kernel.func)
-    findings = unsupported.check(kernel.func)
-    if findings:
-        raise KernelErrors([(f.message, f.span) for f in findings], path)
+def read_source(path: str, live: Optional[dict] = None):
+    """The static front end's reading of a file (never executed): its ModuleScope."""
+    from . import frontend as static
+    from .source import SourceError, SourceFile, decode
+
     try:
-        with serving_pypto():  # a function-level `import pypto` in kernel code sees lang too
-            program = trace(kernel.func, dict(inputs or {}))
-    except LoweringError as exc:
-        raise KernelErrors([(exc.message, exc.span)], exc.path or path) from None
+        with open(path, "rb") as handle:
+            text, _ = decode(handle.read())
+        source = SourceFile.parse(text, path)
+    except OSError as exc:
+        raise PipelineError(f"cannot read {path}: {exc.strerror or exc}", path) from None
+    except SourceError as exc:
+        raise KernelErrors([(exc.message, (exc.pos.line, exc.pos.col))], path, code="PTO000") from None
+    return static.read(source, live=live)
+
+
+def list_kernels(scope) -> list:
+    """Every kernel of a file read by ``read_source``: KernelDefs (name, kind, line)."""
+    from . import frontend as static
+
+    return static.kernels(scope)
+
+
+def lower_file(path: str, name: Optional[str] = None, *, shapes: Optional[dict] = None, inputs: Optional[dict] = None,
+               merge_loop1: bool = False, live: Optional[dict] = None):
+    """Lower kernel ``name`` (or the only one) of the file at ``path`` from its source, never running
+    it.  ``shapes``: ``{param: (shape tuple, dtype or None) | scalar value}`` (``--shape``);
+    ``inputs``: live arguments (``--run``).  Returns the Program."""
+    from . import frontend as static
+
+    scope = read_source(path, live=live)
+    try:
+        kdef = _choose(scope, name)
+    except static.FrontendError as exc:
+        raise KernelErrors([(exc.message, None)], path, code=exc.code) from None
+    given = given_from_inputs(inputs)
+    for param, value in (shapes or {}).items():
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], tuple):
+            given.tensors[param] = value
+        else:
+            given.scalars[param] = value
+    given.origin = "--shape" if shapes else given.origin
+    return lower_kernel(scope, kdef, given, merge_loop1=merge_loop1, use_call_sites=True)
+
+
+def _choose(scope, name):
+    from .frontend.kernels import choose, discover
+
+    return choose(discover(scope), name, scope.source.path)
+
+
+def lower_kernel(scope, kdef, given, *, merge_loop1: bool = False, use_call_sites: bool = True):
+    from . import frontend as static
+
+    try:
+        program, reader = static.lower(scope, kdef=kdef, given=given, use_call_sites=use_call_sites)
+    except static.FrontendError as exc:
+        raise KernelErrors([(exc.message, _span_of(exc))], exc.path or scope.source.path, code=exc.code) from None
     if merge_loop1:
         from .ir.merge import merge_loop1 as merge
 
         program = merge(program)
     return program
+
+
+def _span_of(exc):
+    from . import ir
+
+    node = exc.node
+    if node is None or not hasattr(node, "lineno") or exc.source is None:
+        return None
+    col, end_col = exc.source.char_cols(node)
+    return ir.Span(node.lineno, col, node.end_lineno or node.lineno, end_col)
+
+
+def _kernel_at(scope, func):
+    """The KernelDef of a live function: the def whose first line (or decorator's) is its line."""
+    from .frontend.kernels import discover
+
+    line = func.__code__.co_firstlineno
+    for kdef in discover(scope):
+        node = kdef.node
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        if first == line or node.lineno == line:
+            return kdef
+    raise PipelineError(f"cannot find the kernel {func.__qualname__} in {scope.source.path} at line {line}",
+                        scope.source.path)
+
+
+_TORCH_DTYPES = {
+    "float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "int8": "int8", "uint8": "uint8",
+    "int16": "int16", "int32": "int32", "int64": "int64", "bool": "bool", "float64": "double",
+}
+
+
+def given_from_inputs(inputs: Optional[dict]):
+    """What live arguments tell the front end: shapes and dtypes of tensors, values of scalars."""
+    from .frontend.kernels import Given
+
+    given = Given(origin="the call's arguments" if inputs else "")
+    for name, value in (inputs or {}).items():
+        shape = getattr(value, "shape", None)
+        dtype = getattr(value, "dtype", None)
+        if shape is not None and dtype is not None and not isinstance(value, (int, float, bool)):
+            dt = dtype if isinstance(dtype, str) else _TORCH_DTYPES.get(str(dtype).replace("torch.", ""), str(dtype))
+            given.tensors[name] = (tuple(None if d is None else int(d) for d in shape), dt)
+        else:
+            given.scalars[name] = value
+    return given
 
 
 def bind_call(kernel: frontend.Kernel, args: tuple, kwargs: dict) -> dict:

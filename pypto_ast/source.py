@@ -96,7 +96,24 @@ class SourceFile:
         return self.lines[line - 1].rstrip("\r\n") if 0 < line <= len(self.lines) else ""
 
     def segment(self, node: ast.AST) -> str:
-        return ast.get_source_segment(self.text, node) or ""
+        """The source text of ``node`` (from its own lines: not the whole file per call)."""
+        line, end_line = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        if None in (line, end_line, col, end_col) or not 0 < line <= end_line <= len(self.lines):
+            return ""
+        if line == end_line:
+            return self.lines[line - 1].encode("utf-8")[col:end_col].decode("utf-8", "replace")
+        first = self.lines[line - 1].encode("utf-8")[col:].decode("utf-8", "replace")
+        last = self.lines[end_line - 1].encode("utf-8")[:end_col].decode("utf-8", "replace")
+        return first + "".join(self.lines[line:end_line - 1]) + last
+
+    def char_cols(self, node: ast.AST) -> tuple[int, int]:
+        """0-based character columns of ``node``'s start and end (``ast`` gives UTF-8 bytes)."""
+        start = _byte_to_char(self.lines, node.lineno, node.col_offset)
+        end_line = getattr(node, "end_lineno", None) or node.lineno
+        end_col = getattr(node, "end_col_offset", None)
+        end = _byte_to_char(self.lines, end_line, end_col) if end_col is not None else start
+        return start, end
 
 
 def split_lines(text: str) -> list[str]:

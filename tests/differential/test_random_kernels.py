@@ -229,6 +229,11 @@ def test_random_kernel_matches_torch(spec, seed):
     for name, want in expected.items():
         got = inputs[name]
         rtol, atol = TOL["fp16" if want.dtype == torch.float16 else "fp32"]
+        if name == "red" and spec.dtype == "fp16":
+            # the fp32 reduction of an fp16 chain: a 1-ulp fp16 difference in one element (torch's
+            # fp16 rsqrt/sqrt are not always correctly rounded) reaches the result
+            rtol, atol = TOL["fp16"]
+            atol *= max(1.0, float(want.abs().max())) if want.numel() else 1.0
         if name == "red" and spec.reduction == "sum":
             atol *= spec.cols  # summation order
         torch.testing.assert_close(got, want, rtol=rtol, atol=atol, msg=lambda m: f"{name}: {m}\n{source}")

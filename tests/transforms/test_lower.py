@@ -111,11 +111,13 @@ def test_dynamic_dims_stay_symbolic(tmp_path):
 
 
 def _paths(region) -> int:
-    """Control paths through a region: a Branch splits everything after it in the body."""
+    """Control paths through a region: branches follow each other (the arms join again), and
+    each one splits every path that reaches it."""
+    n = 1
     for node in region:
         if isinstance(node, ir.Branch):
-            return _paths(node.then) + _paths(node.orelse)
-    return 1
+            n *= _paths(node.then) + _paths(node.orelse)
+    return n
 
 
 def _atoms(expr):

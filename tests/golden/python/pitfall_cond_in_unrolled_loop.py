@@ -15,104 +15,27 @@ def accumulate_grads(
         if k == 0:
             v1 = pypto.clone(v0)
             acc[:] = v1
-            v2 = pypto.view(grads, [16, 64], [(k + 1) * 16, 0])
-            if k + 1 == 0:
-                v3 = pypto.clone(v2)
-                acc[:] = v3
-                v4 = pypto.view(grads, [16, 64], [(k + 2) * 16, 0])
-                if k + 2 == 0:
-                    v5 = pypto.clone(v4)
-                    acc[:] = v5
-                    v6 = pypto.view(grads, [16, 64], [(k + 3) * 16, 0])
-                    if k + 3 == 0:
-                        v7 = pypto.clone(v6)
-                        acc[:] = v7
-                    else:
-                        v7 = pypto.add(acc, v6)
-                        acc[:] = v7
-                else:
-                    v5 = pypto.add(acc, v4)
-                    acc[:] = v5
-                    v6 = pypto.view(grads, [16, 64], [(k + 3) * 16, 0])
-                    if k + 3 == 0:
-                        v7 = pypto.clone(v6)
-                        acc[:] = v7
-                    else:
-                        v7 = pypto.add(acc, v6)
-                        acc[:] = v7
-            else:
-                v3 = pypto.add(acc, v2)
-                acc[:] = v3
-                v4 = pypto.view(grads, [16, 64], [(k + 2) * 16, 0])
-                if k + 2 == 0:
-                    v5 = pypto.clone(v4)
-                    acc[:] = v5
-                    v6 = pypto.view(grads, [16, 64], [(k + 3) * 16, 0])
-                    if k + 3 == 0:
-                        v7 = pypto.clone(v6)
-                        acc[:] = v7
-                    else:
-                        v7 = pypto.add(acc, v6)
-                        acc[:] = v7
-                else:
-                    v5 = pypto.add(acc, v4)
-                    acc[:] = v5
-                    v6 = pypto.view(grads, [16, 64], [(k + 3) * 16, 0])
-                    if k + 3 == 0:
-                        v7 = pypto.clone(v6)
-                        acc[:] = v7
-                    else:
-                        v7 = pypto.add(acc, v6)
-                        acc[:] = v7
         else:
             v1 = pypto.add(acc, v0)
             acc[:] = v1
-            v2 = pypto.view(grads, [16, 64], [(k + 1) * 16, 0])
-            if k + 1 == 0:
-                v3 = pypto.clone(v2)
-                acc[:] = v3
-                v4 = pypto.view(grads, [16, 64], [(k + 2) * 16, 0])
-                if k + 2 == 0:
-                    v5 = pypto.clone(v4)
-                    acc[:] = v5
-                    v6 = pypto.view(grads, [16, 64], [(k + 3) * 16, 0])
-                    if k + 3 == 0:
-                        v7 = pypto.clone(v6)
-                        acc[:] = v7
-                    else:
-                        v7 = pypto.add(acc, v6)
-                        acc[:] = v7
-                else:
-                    v5 = pypto.add(acc, v4)
-                    acc[:] = v5
-                    v6 = pypto.view(grads, [16, 64], [(k + 3) * 16, 0])
-                    if k + 3 == 0:
-                        v7 = pypto.clone(v6)
-                        acc[:] = v7
-                    else:
-                        v7 = pypto.add(acc, v6)
-                        acc[:] = v7
-            else:
-                v3 = pypto.add(acc, v2)
-                acc[:] = v3
-                v4 = pypto.view(grads, [16, 64], [(k + 2) * 16, 0])
-                if k + 2 == 0:
-                    v5 = pypto.clone(v4)
-                    acc[:] = v5
-                    v6 = pypto.view(grads, [16, 64], [(k + 3) * 16, 0])
-                    if k + 3 == 0:
-                        v7 = pypto.clone(v6)
-                        acc[:] = v7
-                    else:
-                        v7 = pypto.add(acc, v6)
-                        acc[:] = v7
-                else:
-                    v5 = pypto.add(acc, v4)
-                    acc[:] = v5
-                    v6 = pypto.view(grads, [16, 64], [(k + 3) * 16, 0])
-                    if k + 3 == 0:
-                        v7 = pypto.clone(v6)
-                        acc[:] = v7
-                    else:
-                        v7 = pypto.add(acc, v6)
-                        acc[:] = v7
+        v2 = pypto.view(grads, [16, 64], [(k + 1) * 16, 0])
+        if k + 1 == 0:
+            v3 = pypto.clone(v2)
+            acc[:] = v3
+        else:
+            v3 = pypto.add(acc, v2)
+            acc[:] = v3
+        v4 = pypto.view(grads, [16, 64], [(k + 2) * 16, 0])
+        if k + 2 == 0:
+            v5 = pypto.clone(v4)
+            acc[:] = v5
+        else:
+            v5 = pypto.add(acc, v4)
+            acc[:] = v5
+        v6 = pypto.view(grads, [16, 64], [(k + 3) * 16, 0])
+        if k + 3 == 0:
+            v7 = pypto.clone(v6)
+            acc[:] = v7
+        else:
+            v7 = pypto.add(acc, v6)
+            acc[:] = v7

@@ -1,0 +1,2052 @@
+"""The static evaluation: kernel code read as pypto runs it at build time, without running it.
+
+One evaluator walks a kernel's AST in program order over the front end's values
+(``values.py``): build-time Python values are computed exactly (Python itself, guarded),
+tensors carry shapes and dtypes through the op table (``ops.py``), loop indices and values read
+from tensors are symbolic.  Plain helpers are inlined in the caller's context; Python ``for``
+over build-time sequences unrolls; ``if`` on a build-time value takes one arm.  Two things are
+explicit where pypto's tracing multiplies them: a ``pypto.loop`` body is evaluated once per
+unrolled copy, and an ``if`` on a symbolic value once per arm, into one branch (values that leave
+the arms are merged through a workspace, docs/design.md §8).
+
+While it evaluates, it records the *facts* the lint rules read (``facts.py``) and, when it
+builds a program (``building``), the IR (``builder.py``).  Problems are located: in a lint run
+they make the value unknown; in a build they stop it with a coded ``FrontendError``.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+from typing import Any, Optional
+
+from .. import ir
+from . import api, ops, pyvalues
+from .builder import Builder, _traces
+from .errors import FrontendError
+from .scope import LazyImport, UserModule
+from .facts import (
+    AccessFact, BranchFact, Kernel, LoopFact, OpFact, PrintFact, RebindFact, TileSetFact, ViewFact,
+)
+from .symbolic import binexpr, unexpr
+from .values import (
+    UNKNOWN, ApiRef, BranchVal, DType, FuncRef, LoopIter, Marker, Method, OptionsVal, Sym, Tensor,
+    TensorAnnotation, TorchSpec, int_value, is_static,
+)
+
+MAX_INLINE_DEPTH = 16
+MAX_STATIC_ITERATIONS = 100_000  # Python for loops unrolled in one evaluation, in all
+LINT_UNROLL = 256  # a lint run unrolls Python for loops this long; longer ones are read once
+MAX_WHILE = 10_000
+_BIN = {"Add": "+", "Sub": "-", "Mult": "*", "FloorDiv": "//", "Mod": "%", "Div": "/"}
+_CMP = {"Eq": "==", "NotEq": "!=", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">="}
+
+
+class _Return(Exception):
+    def __init__(self, value):
+        self.value = value
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+class Conflict:
+    """A name two arms of a symbolic ``if`` bound to different build-time values."""
+
+    __slots__ = ("name", "node")
+
+    def __init__(self, name, node):
+        self.name, self.node = name, node
+
+
+class RangeVal:
+    """``range(...)`` whose bounds may be symbolic (lint only: it cannot be iterated)."""
+
+    __slots__ = ("start", "stop", "step")
+
+    def __init__(self, start, stop, step):
+        self.start, self.stop, self.step = start, stop, step
+
+
+class StaticMethod:
+    """A method of a build-time value before it is called (``shape.index``, ``names.append``)."""
+
+    __slots__ = ("obj", "name")
+
+    def __init__(self, obj, name):
+        self.obj, self.name = obj, name
+
+
+class LoopContext:
+    """A pypto loop's original bounds, for is_loop_begin / is_loop_end of its index."""
+
+    __slots__ = ("var", "start", "stop", "step")
+
+    def __init__(self, var, start, stop, step):
+        self.var, self.start, self.stop, self.step = var, start, stop, step
+
+
+class Frame:
+    def __init__(self, func, context: str, scope, source, env: Optional[dict] = None, closure=None):
+        self.func = func
+        self.context = context  # "module" | "host" | "jit" | "function" | "helper" | "legacy"
+        self.scope = scope  # the ModuleScope whose globals this code reads
+        self.source = source
+        self.env: dict = env if env is not None else {}
+        self.closure = closure  # the enclosing function frame's env (late binding, as Python)
+        self.bindings: dict = {}  # kernel frame only: name -> "param" | RebindFact | "local"
+        self.returns: list = []
+
+
+class Evaluator:
+    """Evaluates kernel code (and the host code around it) statically; see the module doc."""
+
+    def __init__(self, scope, *, building: bool = False, builder: Optional[Builder] = None,
+                 host_tile_set: bool = False, on_kernel_call=None):
+        self.scope = scope
+        self.building = building
+        self.builder = builder
+        self.on_kernel_call = on_kernel_call  # host evaluation: called with (FuncRef, args, kwargs, node)
+        self.frames: list[Frame] = []
+        self.kernel: Optional[Kernel] = None
+        self.loop: Optional[LoopFact] = None
+        initial = UNKNOWN if host_tile_set else None
+        self.vec_tile: Any = initial
+        self.vec_set: Optional[TileSetFact] = None
+        self.cube_tile: Any = initial
+        self.cube_set: Optional[TileSetFact] = None
+        self.order = 0
+        self.multiplier = 1
+        self.paths = 1
+        self.live_reads: list = []  # (Sym read from a tensor, node) bound in enclosing bodies
+        self.read_uses: dict = {}  # tensor-read node id -> set of use kinds
+        self.call_stack: list = []
+        self.recording = True  # record facts (off for unrolled copies after the first)
+        self.loop_counter = 0
+        self.loop_vars: list = []  # idx names of the pypto loops being evaluated (innermost last)
+        self.node: Optional[ast.AST] = None  # the expression being evaluated (spans of IR ops)
+        self.iterations = 0
+        self.warnings: list = []  # (message, node, source)
+        self.returned: Optional[tuple] = None
+
+    # =========================================================================================
+    # problems
+    # =========================================================================================
+    @property
+    def frame(self) -> Frame:
+        return self.frames[-1]
+
+    @property
+    def source(self):
+        return self.frames[-1].source if self.frames else self.scope.source
+
+    def problem(self, code: str, message: str, node: Optional[ast.AST] = None) -> Any:
+        """A located problem: fatal when building, an unknown value in a lint run."""
+        if self.building:
+            raise FrontendError(code, message, node if node is not None else self.node, self.source)
+        return UNKNOWN
+
+    def in_kernel(self) -> bool:
+        return self.kernel is not None and any(f.context in ("jit", "function", "legacy", "helper") for f in self.frames)
+
+    # =========================================================================================
+    # names
+    # =========================================================================================
+    def lookup(self, name: str, node=None) -> Any:
+        frame = self.frame
+        if name in frame.env:
+            value = frame.env[name]
+        else:
+            closure = frame.closure
+            while closure is not None and name not in closure.env:
+                closure = closure.closure
+            if closure is not None:
+                value = closure.env[name]
+            else:
+                value = frame.scope.lookup(name)
+        if isinstance(value, LazyImport):
+            value = value.resolve()
+        if isinstance(value, Conflict) and self.building:
+            return self.problem("PTO108", f"`{name}` has different build-time values in the two arms of the symbolic "
+                                          f"`if` at line {value.node.lineno}; pypto would compile a separate path for "
+                                          "each, pypto-ast needs one value (compute it from tensors, or move the use "
+                                          "into the arms)", node)
+        return value
+
+    def next_order(self) -> int:
+        self.order += 1
+        return self.order
+
+    def pypto_loops(self) -> tuple:
+        loops = []
+        loop = self.loop
+        while loop is not None:
+            if loop.explicit:
+                loops.append(loop)
+            loop = loop.parent
+        return tuple(reversed(loops))
+
+    def in_pypto_loop(self) -> bool:
+        return bool(self.pypto_loops())
+
+    def kernel_frame(self) -> bool:
+        return self.kernel is not None and self.frame.context in ("jit", "function", "legacy") and \
+            len([f for f in self.frames if f.context in ("jit", "function", "legacy", "helper")]) == 1
+
+    def on_name_load(self, name, node):
+        if not self.kernel_frame() or not self.recording:
+            return
+        binding = self.frame.bindings.get(name)
+        if binding == "param":
+            self.kernel.param_reads.append((name, self.next_order(), self.pypto_loops()))
+        elif isinstance(binding, RebindFact):
+            binding.read_after = True
+
+    def bind_name(self, name, value, node, stmt=None, aug=False, simple=False):
+        frame = self.frame
+        if self.kernel_frame() and self.recording:
+            binding = frame.bindings.get(name)
+            if stmt is not None and (binding == "param" or isinstance(binding, RebindFact) and binding.param == name):
+                fact = RebindFact(stmt, node, name, aug, simple, value, self.next_order(), self.pypto_loops())
+                self.kernel.rebinds.append(fact)
+                frame.bindings[name] = fact
+            else:
+                frame.bindings[name] = "local"
+        frame.env[name] = value
+        if isinstance(value, Sym) and "tensor_read" in value.kinds:
+            self.live_reads.append((value, node))
+
+    # =========================================================================================
+    # expressions
+    # =========================================================================================
+    def eval(self, node: Optional[ast.AST]) -> Any:
+        if node is None:
+            return None
+        method = getattr(self, "eval_" + type(node).__name__, None)
+        if method is None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self.eval(child)
+            return UNKNOWN
+        saved, self.node = self.node, node
+        try:
+            return method(node)
+        finally:
+            self.node = saved
+
+    def eval_Constant(self, node):
+        return node.value
+
+    def eval_Name(self, node):
+        self.on_name_load(node.id, node)
+        return self.lookup(node.id, node)
+
+    def eval_Attribute(self, node):
+        return self.attribute(self.eval(node.value), node.attr, node)
+
+    def attribute(self, base, attr: str, node):
+        if isinstance(base, ApiRef):
+            return self.api_attribute(base, attr, node)
+        if isinstance(base, UserModule):
+            scope = base.scope
+            return scope.lookup(attr) if scope is not None else UNKNOWN
+        if isinstance(base, Tensor):
+            if attr == "shape":
+                return UNKNOWN if base.shape is None else list(self.dim_value(d) for d in base.shape)
+            if attr == "dtype":
+                return base.dtype if base.dtype is not None else UNKNOWN
+            if attr == "dim":
+                return base.rank if base.rank is not None else UNKNOWN
+            if attr == "name":
+                return base.name or UNKNOWN
+            return Method(base, attr, node)
+        if isinstance(base, Sym) and attr in ("min", "max"):
+            return Method(base, attr, node)
+        if isinstance(base, TorchSpec):
+            if attr == "shape":
+                return list(base.shape)
+            if attr == "dtype":
+                return ApiRef(f"torch.{base.dtype}") if base.dtype else UNKNOWN
+            return Method(base, attr, node)
+        if isinstance(base, DType) and attr == "name":
+            return base.name
+        if isinstance(base, ops.EnumValue) and attr in ("name", "value"):
+            return base.name
+        if is_static(base) and not isinstance(base, (int, float, bool)) or isinstance(base, (int, float)):
+            if attr in pyvalues.PURE_METHODS.get(type(base), ()) or attr in pyvalues.MUTATING_METHODS.get(type(base), ()):
+                return StaticMethod(base, attr)
+            if isinstance(base, (int, float)) and attr in ("real", "imag"):
+                return getattr(base, attr)
+        return UNKNOWN
+
+    def api_attribute(self, base: ApiRef, attr: str, node) -> Any:
+        qual = base.qualname + "." + attr
+        if qual.startswith("pypto."):
+            if qual in api.MARKERS:
+                return Marker(api.MARKERS[qual])
+            dt = api.dtype(qual)
+            if dt is not None:
+                return dt
+            if api.known(qual) and api.surface.NAMES.get(qual, ("",))[0] == "member" and \
+                    api.surface.NAMES.get(base.qualname, ("",))[0] == "enum":
+                return ops.EnumValue(base.qualname.rsplit(".", 1)[-1], attr)
+            if not api.known(qual) and api.known(base.qualname) and api.surface.NAMES.get(
+                    base.qualname, ("",))[0] in ("module", "class", "enum"):
+                hint = api.suggestions(qual)
+                more = f"; did you mean {', '.join(f'`{h}`' for h in hint)}?" if hint else ""
+                return self.unknown_name(f"`{qual}` is not a pypto name{more}", node)
+        if base.qualname == "math":
+            value = pyvalues.math_value(attr)
+            return value if value is not UNKNOWN else ApiRef(qual)
+        return ApiRef(qual)
+
+    def unknown_name(self, message, node):
+        if self.building and self.in_kernel():
+            return self.problem("PTO101", message, node)
+        return UNKNOWN
+
+    def dim_value(self, d):
+        if d is None:
+            return UNKNOWN
+        return d
+
+    def eval_Tuple(self, node):
+        return tuple(self._elements(node.elts))
+
+    def eval_List(self, node):
+        return list(self._elements(node.elts))
+
+    def eval_Set(self, node):
+        items = self._elements(node.elts)
+        try:
+            return set(items) if all(is_static(i) for i in items) else UNKNOWN
+        except TypeError:
+            return UNKNOWN
+
+    def _elements(self, elts) -> list:
+        out = []
+        for elt in elts:
+            if isinstance(elt, ast.Starred):
+                inner = self.eval(elt.value)
+                items = pyvalues._materialise(inner) if is_static(inner) else (list(inner) if isinstance(inner, (list, tuple)) else None)
+                if items is None:
+                    out.append(UNKNOWN)
+                else:
+                    out.extend(items)
+            else:
+                out.append(self.eval(elt))
+        return out
+
+    def eval_Dict(self, node):
+        out = {}
+        for k, v in zip(node.keys, node.values):
+            if k is None:
+                inner = self.eval(v)
+                if isinstance(inner, dict):
+                    out.update(inner)
+                else:
+                    return UNKNOWN
+                continue
+            key, value = self.eval(k), self.eval(v)
+            if not is_static(key):
+                return UNKNOWN
+            try:
+                out[key] = value
+            except TypeError:
+                return UNKNOWN
+        return out
+
+    def eval_JoinedStr(self, node):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            elif isinstance(v, ast.FormattedValue):
+                value = self.eval(v.value)
+                if not is_static(value) or isinstance(value, (list, dict, tuple)) and len(repr(value)) > 10_000:
+                    parts = None
+                    continue
+                if parts is not None:
+                    spec = self.eval(v.format_spec) if v.format_spec is not None else ""
+                    try:
+                        text = {-1: str, 114: repr, 115: str, 97: ascii}[v.conversion](value)
+                        parts.append(format(text if v.conversion != -1 else value, spec if isinstance(spec, str) else ""))
+                    except Exception:
+                        parts = None
+        return "".join(parts) if parts is not None else UNKNOWN
+
+    def eval_FormattedValue(self, node):
+        return self.eval_JoinedStr(ast.JoinedStr(values=[node]))
+
+    def eval_Slice(self, node):
+        lower = self.eval(node.lower) if node.lower is not None else None
+        upper = self.eval(node.upper) if node.upper is not None else None
+        step = self.eval(node.step) if node.step is not None else None
+        return slice(lower, upper, step)
+
+    def eval_Starred(self, node):
+        return UNKNOWN
+
+    def eval_Lambda(self, node):
+        return FuncRef(node, "<lambda>", self.frame.scope, self.frame if self.frame.context != "module" else None,
+                       self.source)
+
+    def eval_NamedExpr(self, node):
+        value = self.eval(node.value)
+        self.bind_name(node.target.id, value, node.target)
+        return value
+
+    def eval_Await(self, node):
+        return UNKNOWN
+
+    eval_Yield = eval_YieldFrom = eval_Await
+
+    # -- operators ---------------------------------------------------------------------------
+    def eval_BinOp(self, node):
+        left, right = self.eval(node.left), self.eval(node.right)
+        return self.binop(node, type(node.op).__name__, left, right, node.left, node.right)
+
+    def binop(self, node, op: str, left, right, left_node=None, right_node=None):
+        if isinstance(left, Tensor) or isinstance(right, Tensor):
+            name = api.BINOP_NAMES.get(op)
+            if name is None:
+                return self.problem("PTO102", f"the operator {op} on tensors is not supported by pypto-ast", node)
+            return self.tensor_binop(node, name, left, right, left_node, right_node)
+        if left is UNKNOWN or right is UNKNOWN:
+            return UNKNOWN
+        if isinstance(left, Sym) or isinstance(right, Sym):
+            return self.sym_binop(node, op, left, right)
+        if isinstance(left, ops.Element) or isinstance(right, ops.Element):
+            a = left.value if isinstance(left, ops.Element) else left
+            b = right.value if isinstance(right, ops.Element) else right
+            return self.binop(node, op, a, b, left_node, right_node)
+        if is_static(left) and is_static(right):
+            return pyvalues.binop(op, left, right)
+        return UNKNOWN
+
+    def sym_binop(self, node, op: str, left, right):
+        sop = _BIN.get(op)
+        if sop is None or (not isinstance(left, (Sym, int, float)) or isinstance(left, bool) and False) or \
+                not isinstance(right, (Sym, int, float)):
+            if isinstance(left, (list, tuple)) or isinstance(right, (list, tuple)):
+                return UNKNOWN
+            return self.sym_join(node, left, right)
+        a, b = ops.to_expr(left), ops.to_expr(right)
+        if a is None or b is None:
+            return self.sym_join(node, left, right)
+        return self.make_sym(binexpr(sop, a, b), node, left, right)
+
+    def make_sym(self, expr: ir.Expr, node, *parts) -> Any:
+        """A Sym for ``expr`` whose lint metadata joins that of ``parts``; a constant stays a number."""
+        if isinstance(expr, ir.Const):
+            return expr.value
+        kinds, reads, indices = frozenset(), frozenset(), frozenset()
+        for p in parts:
+            if isinstance(p, Sym):
+                kinds, reads, indices = kinds | p.kinds, reads | p.reads, indices | p.indices
+        return Sym(expr, kinds, reads, indices, node=node, source=self.source)
+
+    def sym_join(self, node, *parts):
+        """A symbolic value with no IR expression (lint only): the metadata of its parts."""
+        syms = [p for p in parts if isinstance(p, Sym)]
+        if not syms:
+            return UNKNOWN
+        if self.building:
+            return self.problem("PTO105", "this symbolic expression cannot be computed by the control program", node)
+        kinds, reads, indices = frozenset(), frozenset(), frozenset()
+        for p in syms:
+            kinds, reads, indices = kinds | p.kinds, reads | p.reads, indices | p.indices
+        return Sym(None, kinds, reads, indices, node=node, source=self.source)
+
+    def eval_UnaryOp(self, node):
+        value = self.eval(node.operand)
+        op = type(node.op).__name__
+        if isinstance(value, Tensor):
+            if op == "USub":
+                return self.tensor_binop(node, "neg", value, None, node.operand, None)
+            if op == "UAdd":
+                return value
+            return self.problem("PTO102", f"the operator {op} on a tensor is not supported by pypto-ast", node)
+        if isinstance(value, Sym):
+            if op == "UAdd":
+                return value
+            if op in ("USub", "Not") and value.expr is not None:
+                return self.make_sym(unexpr("-" if op == "USub" else "not", value.expr), node, value)
+            return self.sym_join(node, value)
+        if isinstance(value, ops.Element):
+            value = value.value
+        if is_static(value):
+            return pyvalues.unary(op, value)
+        return UNKNOWN
+
+    def eval_Compare(self, node):
+        values = [self.eval(node.left)] + [self.eval(c) for c in node.comparators]
+        if any(isinstance(v, Tensor) for v in values):
+            name = api.CMPOP_NAMES.get(type(node.ops[0]).__name__)
+            if name is None or len(node.ops) != 1:
+                return self.problem("PTO102", "this comparison of tensors is not supported by pypto-ast", node)
+            return self.tensor_binop(node, name, values[0], values[1], node.left, node.comparators[0])
+        result: Any = True
+        for op, a, b in zip(node.ops, values, values[1:]):
+            name = type(op).__name__
+            if isinstance(a, Sym) or isinstance(b, Sym):
+                for s in (a, b):
+                    self.sym_used(s, "extent")
+                cop = _CMP.get(name)
+                ea, eb = ops.to_expr(a), ops.to_expr(b)
+                part = self.make_sym(binexpr(cop, ea, eb), node, a, b) if cop and ea is not None and eb is not None \
+                    else self.sym_join(node, a, b)
+            elif name in ("Is", "IsNot") and (a is None or b is None):
+                part = (a is b) if name == "Is" else (a is not b)
+            elif is_static(a) and is_static(b):
+                part = pyvalues.compare(name, a, b)
+            elif name in ("Is", "IsNot", "Eq", "NotEq") and isinstance(a, (ApiRef, DType, Marker, ops.EnumValue)) \
+                    and isinstance(b, (ApiRef, DType, Marker, ops.EnumValue)):
+                same = a == b
+                part = same if name in ("Is", "Eq") else not same
+            else:
+                part = UNKNOWN
+            result = self.logical_and(node, result, part)
+            if result is False:
+                return False
+        return result
+
+    def logical_and(self, node, a, b):
+        if a is True:
+            return b
+        if a is False or b is False:
+            return False
+        if b is True:
+            return a
+        if isinstance(a, Sym) and isinstance(b, Sym) and a.expr is not None and b.expr is not None:
+            return self.make_sym(binexpr("and", a.expr, b.expr), node, a, b)
+        if isinstance(a, Sym) or isinstance(b, Sym):
+            return self.sym_join(node, a, b)
+        return UNKNOWN
+
+    def eval_BoolOp(self, node):
+        is_and = isinstance(node.op, ast.And)
+        result = None
+        for i, value_node in enumerate(node.values):
+            value = self.eval(value_node)
+            if i == 0:
+                result = value
+            elif isinstance(result, Sym) or isinstance(value, Sym):
+                ea, eb = ops.to_expr(result), ops.to_expr(value)
+                result = self.make_sym(binexpr("and" if is_and else "or", ea, eb), node, result, value) \
+                    if ea is not None and eb is not None else self.sym_join(node, result, value)
+            elif result is UNKNOWN or value is UNKNOWN:
+                result = UNKNOWN
+            else:
+                result = (result and value) if is_and else (result or value)
+            if is_static(result) and not isinstance(result, Sym):
+                if is_and and not result or not is_and and result:
+                    return result  # short-circuit, as Python
+        return result
+
+    def eval_IfExp(self, node):
+        test = self.eval(node.test)
+        if is_static(test):
+            return self.eval(node.body if test else node.orelse)
+        symbolic = isinstance(test, Sym)
+        if symbolic:
+            if self.building:
+                return self.problem("PTO105", "a conditional expression on a symbolic value has no single build-time "
+                                              "value (pypto 0.2.0: `Not concrete value`); use pypto.min/pypto.max or "
+                                              "pypto.where", node)
+            self._branch_fact(node, "ifexp", test.kinds == frozenset({"loop_flag"}))
+        out = []
+        self._two_ways(lambda: out.append(self.eval(node.body)), lambda: out.append(self.eval(node.orelse)),
+                       symbolic and test.kinds != frozenset({"loop_flag"}))
+        return merge_values(out[0], out[1])
+
+    # -- subscripts ----------------------------------------------------------------------------
+    def eval_Subscript(self, node):
+        base = self.eval(node.value)
+        key = self.eval(node.slice)
+        return self.subscript(node, base, key)
+
+    def subscript(self, node, base, key):
+        if isinstance(base, ApiRef):
+            if base.qualname in api.TENSOR_CLASSES:
+                return annotation_from_subscript(key)
+            return UNKNOWN
+        if isinstance(base, Tensor):
+            return self.tensor_getitem(node, base, key)
+        if isinstance(key, Sym) and isinstance(base, (list, tuple)):
+            return self.problem("PTO105", f"a symbolic value `{key.text}` cannot index a Python list (pypto 0.2.0: "
+                                          "list indices must be integers); keep the values in a tensor", node)
+        if isinstance(base, (list, tuple, str, range, dict)) and is_static(key):
+            try:
+                return pyvalues.ok(base[key])
+            except Exception:
+                return UNKNOWN
+        return UNKNOWN
+
+    # =========================================================================================
+    # calls
+    # =========================================================================================
+    def eval_Call(self, node):
+        func = self.eval(node.func)
+        args = []
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                inner = self.eval(arg.value)
+                items = pyvalues._materialise(inner) if is_static(inner) else (
+                    list(inner) if isinstance(inner, (list, tuple)) else None)
+                if items is None:
+                    args.append(UNKNOWN)
+                else:
+                    args.extend(items)
+            else:
+                args.append(self.eval(arg))
+        kwargs = {}
+        for kw in node.keywords:
+            value = self.eval(kw.value)
+            if kw.arg is not None:
+                kwargs[kw.arg] = value
+            elif isinstance(value, dict):
+                kwargs.update({k: v for k, v in value.items() if isinstance(k, str)})
+        saved, self.node = self.node, node
+        try:
+            return self.call(node, func, args, kwargs)
+        finally:
+            self.node = saved
+
+    def call(self, node, func, args, kwargs):
+        if isinstance(func, ApiRef):
+            q = func.qualname
+            if q.startswith("pypto."):
+                return self.pypto_call(node, q[len("pypto."):], args, kwargs)
+            if q.startswith("builtins."):
+                return self.builtin_call(node, q[len("builtins."):], args, kwargs)
+            if q.startswith("math."):
+                return pyvalues.call_math(q[len("math."):], args, kwargs)
+            if q.startswith("torch."):
+                return self.torch_call(node, q, args, kwargs)
+            self._escape(args, kwargs, node)
+            return UNKNOWN
+        if isinstance(func, Method):
+            return self.method_call(node, func, args, kwargs)
+        if isinstance(func, StaticMethod):
+            return pyvalues.call_method(func.obj, func.name, args, kwargs)
+        if isinstance(func, FuncRef):
+            return self.call_function(node, func, args, kwargs)
+        self._escape(args, kwargs, node)
+        return UNKNOWN
+
+    def _escape(self, args, kwargs, node):
+        """A tensor handed to code we cannot see may be written there: count it as written."""
+        if self.kernel is None:
+            return
+        for value in list(args) + list(kwargs.values()):
+            if isinstance(value, Tensor):
+                self.write(value, node)
+
+    def builtin_call(self, node, name, args, kwargs):
+        if name == "print":
+            if self.kernel is not None and self.in_pypto_loop() and self.recording:
+                self.kernel.prints.append(PrintFact(node, self.loop))
+            return None
+        if name == "range":
+            if all(isinstance(a, int) and not isinstance(a, bool) for a in args) and 1 <= len(args) <= 3:
+                return pyvalues.call_builtin("range", args, {})
+            if any(isinstance(a, Sym) for a in args):
+                if self.building:
+                    sym = next(a for a in args if isinstance(a, Sym))
+                    return self.problem("PTO105", f"symbolic value `{sym.text}` used where Python needs a concrete "
+                                                  "integer (range() unrolls at build time); use pypto.loop", node)
+                start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
+                return RangeVal(start, stop, step)
+            return UNKNOWN
+        if name == "len" and args:
+            if isinstance(args[0], Tensor):
+                if args[0].shape:
+                    return self.dim_value(args[0].shape[0])
+                return UNKNOWN
+            if isinstance(args[0], (list, tuple, dict, str, range)):
+                return len(args[0])
+            return UNKNOWN
+        if name in ("min", "max") and args:
+            items = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
+            if any(isinstance(v, Sym) for v in items):
+                out = items[0]
+                for item in items[1:]:
+                    ea, eb = ops.to_expr(out), ops.to_expr(item)
+                    out = self.make_sym(binexpr(name, ea, eb), node, out, item) if ea is not None and eb is not None \
+                        else self.sym_join(node, out, item)
+                return out
+        if name == "isinstance" and len(args) == 2:
+            return UNKNOWN
+        if name in ("int", "float") and args and isinstance(args[0], Sym):
+            return args[0] if name == "int" and not self.building else self.problem(
+                "PTO105", f"{name}() of the symbolic value `{args[0].text}`: it has no build-time value", node)
+        if name in ("map", "filter") and len(args) == 2:
+            items = pyvalues._materialise(args[1]) if is_static(args[1]) else (
+                list(args[1]) if isinstance(args[1], (list, tuple)) else None)
+            if items is None:
+                return UNKNOWN
+            out = []
+            for item in items:
+                value = self.call(node, args[0], [item], {})
+                if name == "map":
+                    out.append(value)
+                elif value is True or (is_static(value) and value):
+                    out.append(item)
+                elif not is_static(value):
+                    return UNKNOWN
+            return out
+        if name in ("tuple", "list") and args and isinstance(args[0], (list, tuple)):
+            return (tuple if name == "tuple" else list)(args[0])
+        if name in ("enumerate", "zip", "reversed", "sorted") and all(isinstance(a, (list, tuple)) for a in args):
+            if name == "enumerate":
+                start = kwargs.get("start", args[1] if len(args) > 1 else 0)
+                return [(start + i, v) for i, v in enumerate(args[0])] if isinstance(start, int) else UNKNOWN
+            if name == "zip":
+                return [tuple(t) for t in zip(*args)]
+            if name == "reversed":
+                return list(reversed(args[0]))
+        return pyvalues.call_builtin(name, args, kwargs)
+
+    def torch_call(self, node, q, args, kwargs):
+        """What host code builds with torch, as far as a kernel call's shapes need it."""
+        name = q.rsplit(".", 1)[-1]
+        if name in ("randn", "rand", "zeros", "ones", "empty", "full", "randint", "arange", "tensor", "zeros_like",
+                    "ones_like", "empty_like", "rand_like", "randn_like", "full_like"):
+            dtype = kwargs.get("dtype")
+            dt = dtype.qualname.rsplit(".", 1)[-1] if isinstance(dtype, ApiRef) else None
+            if name.endswith("_like") and args and isinstance(args[0], TorchSpec):
+                return TorchSpec(args[0].shape, dt or args[0].dtype)
+            if name == "randint":
+                shape = args[2] if len(args) > 2 else kwargs.get("size")
+                dt = dt or "int64"
+            elif name == "full":
+                shape = args[0] if args else kwargs.get("size")
+            elif name == "arange":
+                n = args[0] if len(args) == 1 else (args[1] - args[0] if len(args) >= 2 and all(
+                    isinstance(a, int) for a in args[:2]) else None)
+                shape = (n,) if isinstance(n, int) else None
+                dt = dt or ("float32" if any(isinstance(a, float) for a in args) else "int64")
+            elif name == "tensor":
+                return UNKNOWN
+            else:
+                shape = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else (
+                    tuple(args) if args else kwargs.get("size"))
+            if isinstance(shape, (list, tuple)) and all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
+                return TorchSpec(tuple(shape), _TORCH_DTYPES.get(dt, dt) if dt else ("fp32" if name != "randint" else "int64"))
+            return UNKNOWN
+        return UNKNOWN
+
+    def method_call(self, node, method: Method, args, kwargs):
+        obj, name = method.obj, method.name
+        if isinstance(obj, Sym):
+            other = args[0] if args else None
+            ea, eb = ops.to_expr(obj), ops.to_expr(other)
+            if ea is not None and eb is not None:
+                return self.make_sym(binexpr(name, ea, eb), node, obj, other)
+            return self.sym_join(node, obj, *args)
+        if isinstance(obj, TorchSpec):
+            if name in ("to", "npu", "cpu", "cuda", "contiguous", "clone", "detach", "float", "half", "int",
+                        "bfloat16", "requires_grad_", "t", "reshape", "view"):
+                conv = {"float": "fp32", "half": "fp16", "int": "int32", "bfloat16": "bf16"}
+                if name in conv:
+                    return TorchSpec(obj.shape, conv[name])
+                if name == "to":
+                    for a in list(args) + list(kwargs.values()):
+                        if isinstance(a, ApiRef) and a.qualname.startswith("torch."):
+                            dt = _TORCH_DTYPES.get(a.qualname.rsplit(".", 1)[-1])
+                            if dt:
+                                return TorchSpec(obj.shape, dt)
+                    return obj
+                if name in ("reshape", "view"):
+                    shape = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else tuple(args)
+                    return TorchSpec(tuple(shape), obj.dtype) if all(isinstance(d, int) for d in shape) else UNKNOWN
+                if name == "t":
+                    return TorchSpec(tuple(reversed(obj.shape)), obj.dtype)
+                return obj
+            return UNKNOWN
+        if not isinstance(obj, Tensor):
+            return UNKNOWN
+        if name == "move":
+            if args and isinstance(args[0], Tensor):
+                self.read(args[0], node.args[0])
+            return self.tensor_setitem(node, obj, slice(None), args[0] if args else UNKNOWN, method=True)
+        if name == "assemble":
+            return self.assemble(node, list(args[:1]) + list(args[1:2]) + [obj], kwargs, receiver=True)
+        if name == "fill_":
+            full = self.op(node, "full", [list(obj.shape) if obj.shape is not None else None,
+                                          args[0] if args else 0, obj.dtype], {}, [node])
+            self.tensor_setitem(node, obj, slice(None), full, method=True)
+            return obj
+        if name in api.WRITE_METHODS:
+            self.write(obj, node.func)
+            if self.building:
+                return self.problem("PTO102", f"the in-place method `{name}` is not supported by pypto-ast yet", node)
+            return obj
+        if name == "view":
+            return self.view(node, [obj] + list(args), kwargs)
+        if name in ("is_concrete", "concrete"):
+            return UNKNOWN
+        if name in api.ALL_OPS or ops.supported(name) or api.known(f"pypto.Tensor.{name}"):
+            return self.op(node, name, [obj] + list(args), kwargs, [node.func.value] + list(node.args))
+        return self.unknown_name(f"pypto tensors have no method `{name}`", node)
+
+    # -- functions -----------------------------------------------------------------------------
+    def call_function(self, node, func: FuncRef, args, kwargs):
+        kind = self.scope.decorator_kind(func)
+        if kind in ("jit", "pypto.jit"):
+            if self.on_kernel_call is not None:
+                self.on_kernel_call(func, args, kwargs, node)
+            if self.kernel is not None and self.building:
+                return self.problem("PTO100", "calling a jit kernel from a kernel is not supported (pypto 0.2.0: "
+                                              "input type is not currently supported); make it a "
+                                              "@pypto.frontend.function helper", node)
+            return None if self.kernel is None else UNKNOWN
+        if func.node in self.call_stack or len(self.call_stack) >= MAX_INLINE_DEPTH:
+            if self.building:
+                return self.problem("PTO100", f"recursion in `{func.qualname}` is not supported in a kernel", node)
+            self._escape(args, kwargs, node)
+            return UNKNOWN
+        context = "function" if kind == "function" else ("helper" if self.kernel is not None else "host")
+        if self.kernel is None and self.frame.context == "module" and not self.scope.may_inline(func):
+            return UNKNOWN
+        frame = Frame(func.node, context, func.scope or self.frame.scope, func.source or self.source,
+                      closure=func.closure)
+        params = func.node.args
+        positional = params.posonlyargs + params.args
+        defaults = params.defaults
+        first_default = len(positional) - len(defaults)
+        for i, param in enumerate(positional):
+            if i < len(args):
+                value = args[i]
+            elif param.arg in kwargs:
+                value = kwargs[param.arg]
+            elif i >= first_default:
+                value = self.default_value(func, defaults[i - first_default])
+            else:
+                value = UNKNOWN
+            frame.env[param.arg] = value
+        for param, default in zip(params.kwonlyargs, params.kw_defaults):
+            frame.env[param.arg] = kwargs.get(param.arg, self.default_value(func, default) if default else UNKNOWN)
+        if params.vararg:
+            frame.env[params.vararg.arg] = tuple(args[len(positional):])
+        if params.kwarg:
+            known = {p.arg for p in positional + params.kwonlyargs}
+            frame.env[params.kwarg.arg] = {k: v for k, v in kwargs.items() if k not in known}
+        self.call_stack.append(func.node)
+        self.frames.append(frame)
+        try:
+            if isinstance(func.node, ast.Lambda):
+                return self.eval(func.node.body)
+            try:
+                self.exec_block(func.node.body)
+            except _Return as ret:
+                return ret.value
+        finally:
+            self.frames.pop()
+            self.call_stack.pop()
+        if not frame.returns:
+            return None
+        result = frame.returns[0]
+        for other in frame.returns[1:]:
+            result = merge_values(result, other)
+        return result
+
+    def default_value(self, func: FuncRef, node):
+        saved = self.frames
+        self.frames = saved + [Frame(None, "module", func.scope or self.scope, func.source or self.source,
+                                     closure=func.closure)]
+        try:
+            return self.eval(node)
+        finally:
+            self.frames = saved
+
+    # =========================================================================================
+    # pypto calls
+    # =========================================================================================
+    def pypto_call(self, node, name, args, kwargs):
+        if name in ("loop", "loop_unroll"):
+            return LoopIter(node, name, tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])))
+        if name == "cond":
+            return BranchVal(args[0] if args else UNKNOWN)
+        if name in ("is_loop_begin", "is_loop_end"):
+            return self.loop_flag(node, name, args)
+        if name == "set_vec_tile_shapes":
+            return self.set_vec_tiles(node, args)
+        if name == "set_cube_tile_shapes":
+            return self.set_cube_tiles(node, args, kwargs)
+        if name in ("options", "experimental.options"):
+            return OptionsVal(kwargs.get("vec_tile_shapes"), kwargs.get("cube_tile_shapes"), node)
+        if name in ("Tensor", "tensor"):
+            if self.kernel is None:
+                return annotation_from_call(args, kwargs)
+            return self.local_tensor(node, args, kwargs)
+        if name == "from_torch":
+            if args and isinstance(args[0], TorchSpec):
+                return args[0]
+            return UNKNOWN
+        if name in ("min", "max"):
+            if any(isinstance(a, Tensor) for a in args):
+                return self.op(node, name, list(args), kwargs, list(node.args))
+            return self.builtin_call(node, name, args, kwargs)
+        if name == "frontend.dynamic":
+            label = args[0] if args and isinstance(args[0], str) else "dyn"
+            return Sym(None, frozenset({"dynamic_dim"}), text=label)
+        if name == "Element":
+            return ops.Element(args[0] if args else None, args[1] if len(args) > 1 else UNKNOWN)
+        if name == "bytes_of":
+            return args[0].size if args and isinstance(args[0], DType) else UNKNOWN
+        if name == "view":
+            return self.view(node, args, kwargs)
+        if name == "assemble":
+            return self.assemble(node, args, kwargs)
+        if name in api.ALL_OPS or ops.supported(name):
+            return self.op(node, name, list(args), kwargs, list(node.args))
+        if name == "function":
+            if self.kernel is not None:
+                return self.problem("PTO100", "`pypto.function` nested in a kernel: pypto 0.2.0 raises "
+                                              "`function nested is not allowed`", node)
+            return UNKNOWN
+        if name.startswith(("set_", "get_", "reset_", "experimental.set_", "experimental.get_")) or \
+                name in ("frontend.jit", "frontend.function", "jit", "pass_verify_print", "pass_verify_save",
+                         "set_verify_golden_data", "set_semantic_label"):
+            return None
+        qual = "pypto." + name
+        if not api.known(qual):
+            hint = api.suggestions(qual)
+            more = f"; did you mean {', '.join(f'`{h}`' for h in hint)}?" if hint else ""
+            return self.unknown_name(f"`{qual}` is not a pypto name{more}", node)
+        kind = api.surface.NAMES.get(qual, ("",))[0]
+        if self.kernel is not None and kind == "function":
+            self._escape(args, kwargs, node)
+            return self.problem("PTO102", f"`{qual}` is a pypto op that pypto-ast does not lower yet", node)
+        return UNKNOWN
+
+    def loop_flag(self, node, name, args):
+        idx = args[0] if args else None
+        if not isinstance(idx, Sym) or idx.loop is None:
+            if self.building:
+                return self.problem("PTO106", f"pypto.{name} needs the loop index itself (pypto 0.2.0: `not loop "
+                                              "index`)", node)
+            return Sym(None, frozenset({"loop_flag"}), node=node, source=self.source)
+        ctx, copy = idx.loop, idx.copy
+        if name == "is_loop_begin":
+            if copy > 0:
+                return False
+            expr = binexpr("==", idx.expr, ops.to_expr(ctx.start))
+        else:
+            step = ops.const_of(ctx.step)
+            span = binexpr("-", binexpr("-", ops.to_expr(ctx.stop), ops.to_expr(ctx.start)), ir.Const(1))
+            last = binexpr("+", ops.to_expr(ctx.start), binexpr("*", binexpr("//", span, ir.Const(step)), ir.Const(step)))
+            expr = binexpr("==", idx.expr, last)
+        if isinstance(expr, ir.Const):
+            return expr.value
+        return Sym(expr, frozenset({"loop_flag"}), node=node, source=self.source)
+
+    def local_tensor(self, node, args, kwargs):
+        ann = annotation_from_call(args, kwargs)
+        dtype = ann.dtype or api.FP32
+        shape = ann.shape
+        if shape is not None and any(isinstance(d, Marker) or d is Ellipsis for d in shape):
+            shape = None
+        name = args[2] if len(args) > 2 and isinstance(args[2], str) else kwargs.get("name", "")
+        name = name if isinstance(name, str) else ""
+        local = Tensor(tuple(shape) if shape is not None else None, dtype, "local", name)
+        if self.recording and self.kernel is not None:
+            self.kernel.local_decls[local.ident] = node
+        if self.building:
+            if not local.known:
+                return self.problem("PTO105", "pypto.tensor needs a shape known at build time", node)
+            local.ref = ir.TensorRef(self.builder.local(name or f"local{len(self.builder.locals)}",
+                                                        self.tensor_type(local.shape, dtype)))
+            local.name = local.ref.name
+        return local
+
+    # -- tile shapes -----------------------------------------------------------------------------
+    def set_vec_tiles(self, node, args):
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            args = list(args[0])
+        dims: Any = tuple(int_value(a) if not isinstance(a, Sym) else ops.const_of(a) for a in args)
+        starred = any(isinstance(a, ast.Starred) for a in node.args)
+        if (starred and any(a is UNKNOWN for a in args)) or (
+            len(args) == 1 and not isinstance(args[0], (int, Sym)) or not args
+        ):
+            dims = UNKNOWN  # ``*shapes`` / one opaque value (a list?): even the rank is unknown
+        if self.building and (dims is UNKNOWN or None in dims):
+            return self.problem("PTO105", "set_vec_tile_shapes needs ints known at build time", node)
+        if self.recording and self.kernel is not None:
+            fact = TileSetFact(node, "vec", dims, self.loop)
+            self.kernel.tile_sets.append(fact)
+        else:
+            fact = None
+        self.vec_tile, self.vec_set = dims, fact
+        return None
+
+    def set_cube_tiles(self, node, args, kwargs):
+        parts = list(args[:3])
+        for i, key in enumerate(("m", "k", "n")):
+            if len(parts) <= i and key in kwargs:
+                parts.append(kwargs[key])
+        dims = []
+        for part in parts:
+            if isinstance(part, (list, tuple)):
+                dims.append(tuple(int_value(v) for v in part))
+            else:
+                dims.append(None)
+        value = tuple(dims) if len(dims) == 3 else UNKNOWN
+        if self.building and (value is UNKNOWN or any(d is None or None in d for d in value)):
+            return self.problem("PTO105", "set_cube_tile_shapes needs [mL0, mL1], [kL0, kL1], [nL0, nL1] known at "
+                                          "build time", node)
+        if self.recording and self.kernel is not None:
+            fact = TileSetFact(node, "cube", value, self.loop)
+            self.kernel.tile_sets.append(fact)
+        else:
+            fact = None
+        self.cube_tile, self.cube_set = value, fact
+        return None
+
+    def _enter_options(self, opts: OptionsVal):
+        if isinstance(opts.vec, (list, tuple)):
+            self.vec_tile, self.vec_set = tuple(int_value(v) for v in opts.vec), None
+        elif opts.vec is not None:
+            self.vec_tile, self.vec_set = UNKNOWN, None
+        if opts.cube is not None:
+            self.cube_tile, self.cube_set = UNKNOWN, None
+
+    # =========================================================================================
+    # tensor ops (the op context the op table calls back into)
+    # =========================================================================================
+    def tensor_binop(self, node, op_name, left, right, left_node, right_node):
+        args = [left] if right is None else [left, right]
+        nodes = [left_node] if right is None else [left_node, right_node]
+        if op_name == "matmul":
+            kwargs = {}
+            if isinstance(right, Tensor) and right.dtype is not None:
+                kwargs["out_dtype"] = api.DTYPES["DT_INT32"] if right.dtype.name == "DT_INT8" else right.dtype
+            return self.op(node, "matmul", args, kwargs, nodes)
+        if op_name == "div" and not isinstance(left, Tensor):  # scalar / tensor
+            return self.op(node, "mul", [self._nested("reciprocal", (right,), {}), left], {}, nodes)
+        if op_name == "sub" and not isinstance(left, Tensor):  # scalar - tensor
+            return self.op(node, "add", [self._nested("neg", (right,), {}), left], {}, nodes)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+            return self.op(node, "floor", [self._nested("div", tuple(args), {})], {}, nodes)
+        return self.op(node, op_name, args, {}, nodes)
+
+    def _nested(self, name, args, kwargs):
+        try:
+            return ops.call(self, name, args, kwargs)
+        except ops.OpError as exc:
+            return self._op_failed(exc, name, args)
+
+    def op(self, node, name, args, kwargs, arg_nodes):
+        """A source-level op call: lint facts around it, the op table for its value."""
+        inputs = []
+        for i, value in enumerate(args):
+            where = arg_nodes[i] if i < len(arg_nodes) else node
+            if isinstance(value, Tensor):
+                inputs.append(value)
+                self.read(value, where)
+            elif isinstance(value, (list, tuple)):
+                for item in value:
+                    if isinstance(item, Tensor):
+                        inputs.append(item)
+                        self.read(item, where)
+            elif isinstance(value, Sym):
+                self.sym_used(value, "operand")
+        for key, value in kwargs.items():
+            if isinstance(value, Tensor):
+                inputs.append(value)
+                self.read(value, node)
+        if name == "reshape" and kwargs.get("inplace") is True and self.loop is not None:
+            self.loop.has_inplace_reshape = True
+        try:
+            out = ops.call(self, name, tuple(args), dict(kwargs))
+        except ops.OpError as exc:
+            out = self._op_failed(exc, name, args, node)
+        self.record_op(node, name, out, inputs)
+        return out
+
+    def _op_failed(self, exc: ops.OpError, name, args, node=None):
+        code = "PTO102" if isinstance(exc, ops.NotLowered) else "PTO106"
+        self.problem(code, str(exc), node)
+        first = next((a for a in args if isinstance(a, Tensor)), None)
+        if name in api.REDUCE or name in ("matmul", "view", "reshape", "transpose", "concat"):
+            return Tensor(None, first.dtype if first is not None else None, "op")
+        if first is not None and (name in api.VECTOR_OPS or name in api.LAYOUT):
+            dtype = api.BOOL if name in api.COMPARE or name in api.UNARY_BOOL else first.dtype
+            return Tensor(first.shape, dtype, "op")
+        return UNKNOWN
+
+    def record_op(self, node, name, out, inputs):
+        if self.kernel is None or not self.recording:
+            return
+        vector = name in api.VECTOR_OPS
+        matmul = name in api.MATMUL
+        if not (vector or matmul):
+            return
+        result = out[0] if isinstance(out, tuple) and out else out
+        fact = OpFact(
+            node, name, result if isinstance(result, Tensor) else None, tuple(inputs), self.loop,
+            self.vec_tile, self.vec_set.node if self.vec_set else None,
+            self.cube_tile, self.cube_set.node if self.cube_set else None,
+            vector, self.multiplier,
+        )
+        self.kernel.ops.append(fact)
+        self.loop.ops.append(fact)
+        if vector and self.vec_set is not None:
+            self.vec_set.uses.append(fact)
+        if matmul and self.cube_set is not None:
+            self.cube_set.uses.append(fact)
+
+    # -- the op table's callbacks ---------------------------------------------------------------
+    def emit(self, opcode, operands, attrs, shape=None, dtype=None, *, tile="", results=1, valid=None, base=None):
+        shape = tuple(shape) if isinstance(shape, (list, tuple)) else None
+        dtype = dtype if isinstance(dtype, DType) else ops.dtype_of(dtype)
+        if not self.building:
+            if shape is None and results == 0:
+                return None
+            if opcode == "assemble" or opcode == "store_scalar":
+                return None
+            out = [Tensor(shape, dtype, "view" if opcode in ("view", "reshape") and base is not None else "op",
+                          base=base if opcode in ("view", "reshape") else None, valid=valid) for _ in range(results)]
+            return out[0] if results == 1 else tuple(out)
+        if opcode in ("assemble", "store_scalar"):
+            self.builder.op(opcode, tuple(ops.operand(x) for x in operands),
+                            {k: ops.attr_value(v) for k, v in attrs.items() if v is not None}, (), None, None,
+                            self.span())
+            return None
+        if shape is None or dtype is None or any(d is None for d in shape):
+            raise ops.OpError(f"pypto.{opcode}: the shape or dtype of its result is not known at build time")
+        ttype = self.tensor_type(shape, dtype)
+        tile_shape = None
+        cube = None
+        if tile == "vec":
+            tile_shape = tuple(self.vec_tile) if isinstance(self.vec_tile, tuple) else None
+        elif tile == "cube":
+            cube = self.cube_tile if isinstance(self.cube_tile, tuple) else None
+        names = self.builder.op(opcode, tuple(ops.operand(x) for x in operands),
+                                {k: ops.attr_value(v) for k, v in attrs.items() if v is not None},
+                                (ttype,) * results, tile_shape, cube, self.span())
+        out = [Tensor(shape, dtype, "view" if opcode in ("view", "reshape") and base is not None else "op",
+                      base=base if opcode in ("view", "reshape") else None, ref=ir.Value(n), valid=valid)
+               for n in names]
+        return out[0] if results == 1 else tuple(out)
+
+    def tensor_type(self, shape, dtype) -> ir.TensorType:
+        return ir.TensorType(tuple(ops.to_expr(d) for d in shape), dtype.ir)
+
+    def span(self) -> Optional[ir.Span]:
+        node = self.node
+        if node is None or not hasattr(node, "lineno"):
+            return None
+        col, end_col = self.source.char_cols(node)
+        return ir.Span(node.lineno, col, node.end_lineno or node.lineno, end_col)
+
+    def scalar(self, expr: ir.Expr):
+        if isinstance(expr, ir.Const):
+            return expr.value
+        return Sym(expr)
+
+    def combine(self, name, a, b):
+        ea, eb = ops.to_expr(a), ops.to_expr(b)
+        if ea is None or eb is None:
+            return self.sym_join(self.node, a, b)
+        return self.make_sym(binexpr(name, ea, eb), self.node, a, b)
+
+    def read_scalar(self, tensor: Tensor, items):
+        node = self.node
+        self.read(tensor, node)
+        indices = frozenset().union(*[i.indices for i in items if isinstance(i, Sym)])
+        for i in items:
+            self.sym_used(i, "offset")
+        exprs = tuple(ops.to_expr(k) for k in items)
+        expr = ir.Read(tensor.name, exprs) if tensor.named and None not in exprs else None
+        if expr is None and self.building:
+            raise ops.OpError("a scalar read needs indices known to the control program")
+        return Sym(expr, frozenset({"tensor_read"}), frozenset({id(node)}), indices, node=node, source=self.source)
+
+    def wrote(self, tensor: Tensor):
+        if self.building and tensor.named and tensor.ref.name in self.builder.param_names:
+            self.builder.outputs.add(tensor.ref.name)
+
+    def check_slice_stop(self, axis, k: slice, start, value: Tensor):
+        """``out[a:b] = v``: pypto assembles at ``a`` whatever ``b`` says; warn when they disagree."""
+        extent = value.shape[axis] if value.shape is not None and axis < len(value.shape) else None
+        es, eb, ee = ops.to_expr(start), ops.to_expr(k.stop), ops.to_expr(extent)
+        if None in (es, eb, ee):
+            return
+        if binexpr("-", eb, es) != ee:
+            self.warnings.append((f"the slice stop on axis {axis} does not match the value's extent "
+                                  f"{extent if not isinstance(extent, Sym) else extent.text}; pypto writes the "
+                                  "whole value at the start and ignores the stop", self.node, self.source))
+
+    # -- indexing and views ------------------------------------------------------------------
+    def tensor_getitem(self, node, base: Tensor, key):
+        items = key if isinstance(key, tuple) else (key,)
+        element = all(isinstance(i, (int, Sym)) and not isinstance(i, bool) for i in items) and not any(
+            isinstance(i, slice) for i in items)
+        if not element:
+            extents = tuple(Sym(None, frozenset(), _reads_in(i.stop) - _reads_in(i.start))
+                            for i in items if isinstance(i, slice))
+            offsets = tuple(i.start if isinstance(i, slice) else i for i in items)
+            self.sym_used(offsets, "offset")
+            self._view_fact(node, extents, offsets, False, slicing=True)
+        try:
+            out = ops.getitem(self, base, key)
+        except ops.OpError as exc:
+            self.problem("PTO106", str(exc), node)
+            return UNKNOWN if element else Tensor(None, base.dtype, "view", base=base)
+        if isinstance(out, Tensor) and out is not base and out.base is None:
+            out.base = base
+        return out
+
+    def tensor_setitem(self, node, base: Tensor, key, value, stmt=None, method=False):
+        value_node = getattr(stmt, "value", None)
+        if isinstance(value, Tensor):
+            self.read(value, value_node or node)
+        elif isinstance(value, Sym):
+            self.sym_used(value, "operand")
+        self.write(base, node if not method else node.func)
+        self.sym_used(key, "offset")
+        if value is UNKNOWN:
+            return self.problem("PTO105", "the value written is not known at build time", node)
+        saved, self.node = self.node, node  # the assemble is located at the target (``out[:]``)
+        try:
+            ops.setitem(self, base, key, value)
+        except ops.OpError as exc:
+            self.problem("PTO106", str(exc), node)
+        finally:
+            self.node = saved
+        return None
+
+    def view(self, node, args, kwargs):
+        base = args[0] if args else UNKNOWN
+        shape = args[1] if len(args) > 1 else kwargs.get("shape")
+        offsets = args[2] if len(args) > 2 else kwargs.get("offsets")
+        has_valid = "valid_shape" in kwargs
+        if has_valid:
+            self.sym_used(kwargs["valid_shape"], "valid_shape")
+        if offsets is not None:
+            self.sym_used(offsets, "offset")
+        self._view_fact(node, shape, offsets, has_valid, slicing=False)
+        if not isinstance(base, Tensor):
+            return self.problem("PTO106", "pypto.view needs a tensor", node)
+        self.read(base, node)
+        if kwargs.get("dtype") is not None and not self.building:
+            return Tensor(base.shape, kwargs["dtype"] if isinstance(kwargs["dtype"], DType) else None, "view", base=base)
+        try:
+            out = ops.call(self, "view", (base,) + tuple(args[1:]), kwargs)
+        except ops.OpError as exc:
+            return self._op_failed(exc, "view", [base], node)
+        if isinstance(out, Tensor):
+            out.origin, out.base = "view", base
+        return out
+
+    def _view_fact(self, node, shape, offsets, has_valid, slicing):
+        if self.kernel is None or not self.recording:
+            return
+        shape_reads = _reads_in(shape)
+        index_ids = _indices_in(offsets)
+        live = None
+        for sym, read_node in reversed(self.live_reads):
+            if sym.indices & index_ids:
+                live = (sym, read_node)
+                break
+        fact = ViewFact(node, has_valid, bool(shape_reads), live is not None,
+                        live[1] if live else None, slicing, self.loop)
+        fact.read_ids = frozenset(live[0].reads) if live else frozenset()
+        fact.shape_read_ids = shape_reads
+        self.kernel.views.append(fact)
+
+    def assemble(self, node, args, kwargs, receiver=False):
+        """pypto.assemble(part, offsets, out) / pypto.assemble([(part, off), ...], out)."""
+        target = None
+        parts = []
+        if args and isinstance(args[0], (list, tuple)) and len(args) >= 2 and not receiver and args[0] and \
+                isinstance(args[0][0], (list, tuple)):
+            target = args[1]
+            for item in args[0]:
+                if isinstance(item, (list, tuple)) and item:
+                    parts.append(item[0])
+        else:
+            parts = args[:1]
+            target = args[2] if len(args) > 2 else kwargs.get("out")
+            if len(args) > 1:
+                self.sym_used(args[1], "offset")
+        arg_nodes = list(node.args)
+        for part in parts:
+            if isinstance(part, Tensor):
+                self.read(part, arg_nodes[0] if arg_nodes else node)
+        if isinstance(target, Tensor):
+            self.write(target, node)
+            if not receiver and len(node.args) >= 2:
+                last = node.args[-1]
+                if isinstance(last, ast.Name):
+                    self.eval_no_read(last)
+        else:
+            return self.problem("PTO106", "pypto.assemble needs the tensor to write into", node)
+        try:
+            ops.call(self, "assemble", tuple(args), kwargs)
+        except ops.OpError as exc:
+            self.problem("PTO106", str(exc), node)
+        return None
+
+    def eval_no_read(self, node):
+        """Evaluate a write target's base: a name load there is not a read of the parameter."""
+        if isinstance(node, ast.Name):
+            if self.kernel_frame() and self.frame.bindings.get(node.id) == "param":
+                self.kernel.outputs.add(node.id)
+            return self.lookup(node.id, node)
+        return self.eval(node)
+
+    # -- tensor accesses (lint) ----------------------------------------------------------------
+    def read(self, tensor: Tensor, node) -> None:
+        if self.kernel is None or not self.recording:
+            return
+        root = tensor.root()
+        if root.origin == "local":
+            self.kernel.accesses.append(AccessFact(node, root, False, self.next_order(), self.pypto_loops()))
+
+    def write(self, tensor: Tensor, node) -> None:
+        if self.kernel is None:
+            return
+        root = tensor.root()
+        if root.origin == "local":
+            if self.recording:
+                self.kernel.accesses.append(AccessFact(node, root, True, self.next_order(), self.pypto_loops()))
+        elif root.origin == "param":
+            for name, value in self.kernel.params.items():
+                if value is root:
+                    self.kernel.outputs.add(name)
+
+    def sym_used(self, value, how):
+        if isinstance(value, Sym):
+            for read in value.reads:
+                self.read_uses.setdefault(read, set()).add(how)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                self.sym_used(item, how)
+        elif isinstance(value, slice):
+            self.sym_used(value.start, how)
+            self.sym_used(value.stop, how)
+
+    # =========================================================================================
+    # statements
+    # =========================================================================================
+    def exec_block(self, stmts) -> None:
+        for stmt in stmts:
+            method = getattr(self, "exec_" + type(stmt).__name__, None)
+            saved, self.node = self.node, stmt
+            try:
+                if method is not None:
+                    method(stmt)
+                else:
+                    self.unsupported_statement(stmt)
+            finally:
+                self.node = saved
+
+    def unsupported_statement(self, stmt):
+        if self.building and self.in_kernel():
+            self.problem("PTO100", f"`{type(stmt).__name__}` statements are not supported in a kernel", stmt)
+        for child in ast.iter_child_nodes(stmt):
+            if isinstance(child, ast.expr):
+                self.eval(child)
+
+    def parsed_context(self) -> bool:
+        """In a body pypto parses (jit / frontend.function), not one Python runs (helper, legacy)."""
+        return self.frame.context in ("jit", "function")
+
+    def exec_Expr(self, stmt):
+        self.eval(stmt.value)
+
+    def exec_Pass(self, stmt):
+        pass
+
+    def exec_Assign(self, stmt):
+        value = self.eval(stmt.value)
+        simple = len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+        for target in stmt.targets:
+            self.assign(target, value, stmt, simple=simple)
+
+    def exec_AnnAssign(self, stmt):
+        if stmt.value is not None:
+            self.assign(stmt.target, self.eval(stmt.value), stmt)
+
+    def assign(self, target, value, stmt, simple=False):
+        if isinstance(target, ast.Name):
+            self.bind_name(target.id, value, target, stmt, simple=simple)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            self.unpack(target, value, stmt)
+        elif isinstance(target, ast.Subscript):
+            self.store_subscript(target, value, stmt)
+        elif isinstance(target, ast.Starred):
+            self.assign(target.value, UNKNOWN, stmt)
+        elif isinstance(target, ast.Attribute):
+            self.eval(target.value)
+
+    def unpack(self, target, value, stmt):
+        elts = target.elts
+        items = None
+        if isinstance(value, (list, tuple)):
+            items = list(value)
+        elif is_static(value) and not isinstance(value, (int, float, bool, type(None))):
+            items = pyvalues._materialise(value)
+        starred = [i for i, e in enumerate(elts) if isinstance(e, ast.Starred)]
+        if items is not None and starred and len(items) >= len(elts) - 1:
+            i = starred[0]
+            tail = len(elts) - i - 1
+            items = items[:i] + [items[i:len(items) - tail]] + items[len(items) - tail:]
+        if items is None or len(items) != len(elts):
+            if self.building and value is not UNKNOWN and self.in_kernel():
+                self.problem("PTO105", "this value cannot be unpacked at build time", stmt)
+            items = [UNKNOWN] * len(elts)
+        for elt, item in zip(elts, items):
+            if isinstance(elt, ast.Starred):
+                self.assign(elt.value, item, stmt)
+            else:
+                self.assign(elt, item, stmt)
+
+    def store_subscript(self, target: ast.Subscript, value, stmt):
+        base = self.eval_no_read(target.value)
+        key = self.eval(target.slice)
+        if isinstance(base, Tensor):
+            return self.tensor_setitem(target, base, key, value, stmt)
+        if isinstance(value, Tensor):
+            self.read(value, getattr(stmt, "value", None) or target)
+        if isinstance(base, list) and isinstance(key, int):
+            try:
+                base[key] = value
+            except IndexError:
+                pass
+        elif isinstance(base, dict) and is_static(key):
+            try:
+                base[key] = value
+            except TypeError:
+                pass
+        self.sym_used(key, "offset")
+        return None
+
+    def exec_AugAssign(self, stmt):
+        target = stmt.target
+        op = type(stmt.op).__name__
+        if isinstance(target, ast.Name):
+            current = self.eval(target)
+            rhs = self.eval(stmt.value)
+            value = self.binop(stmt, op, current, rhs, target, stmt.value)
+            if isinstance(current, list) and op == "Add" and isinstance(rhs, (list, tuple)):
+                current.extend(rhs)  # list += ...: in place, as Python
+                value = current
+            self.bind_name(target.id, value, target, stmt, aug=True)
+        elif isinstance(target, ast.Subscript):
+            current = self.eval(target)
+            rhs = self.eval(stmt.value)
+            value = self.binop(stmt, op, current, rhs, target, stmt.value)
+            self.store_subscript(target, value, stmt)
+        else:
+            self.eval(stmt.value)
+
+    def exec_Return(self, stmt):
+        value = self.eval(stmt.value) if stmt.value is not None else None
+        if self.frame.context in ("jit", "legacy") and self.building and stmt.value is not None:
+            self.kernel_return(stmt, value)
+        self.frame.returns.append(value)
+        raise _Return(value)
+
+    def exec_Delete(self, stmt):
+        for target in stmt.targets:
+            if isinstance(target, ast.Name):
+                self.frame.env.pop(target.id, None)
+
+    def exec_FunctionDef(self, stmt):
+        closure = self.frame if self.frame.context != "module" else None
+        self.frame.env[stmt.name] = FuncRef(stmt, stmt.name, self.frame.scope, closure, self.source)
+
+    exec_AsyncFunctionDef = exec_FunctionDef
+
+    def exec_ClassDef(self, stmt):
+        self.frame.env[stmt.name] = UNKNOWN
+
+    def exec_Import(self, stmt):
+        for alias in stmt.names:
+            top = alias.asname or alias.name.split(".")[0]
+            self.frame.env[top] = self.frame.scope.import_value(alias.name if alias.asname else top)
+
+    def exec_ImportFrom(self, stmt):
+        for alias in stmt.names:
+            if alias.name != "*":
+                self.frame.env[alias.asname or alias.name] = self.frame.scope.import_from(stmt, alias.name)
+
+    def exec_Global(self, stmt):
+        if self.building and self.in_kernel():
+            self.problem("PTO100", "`global` is not supported in a kernel", stmt)
+
+    exec_Nonlocal = exec_Global
+
+    def exec_Assert(self, stmt):
+        self.eval(stmt.test)
+
+    def exec_Raise(self, stmt):
+        if self.building and self.in_kernel():
+            self.problem("PTO100", "`raise` in a kernel: pypto would stop building here", stmt)
+        raise _Return(UNKNOWN)
+
+    def exec_Break(self, stmt):
+        if self.loop_vars and self.building:
+            self.problem("PTO100", "`break` inside a pypto loop is not supported: a pypto loop body always runs to "
+                                   "its end", stmt)
+        if self.parsed_context() and self.building:
+            self.problem("PTO100", "`break` is not supported in a kernel body (pypto 0.2.0: Break is not "
+                                   "supported by the PTO parser yet)", stmt)
+        raise _Break()
+
+    def exec_Continue(self, stmt):
+        if self.loop_vars and self.building:
+            self.problem("PTO100", "`continue` inside a pypto loop is not supported: a pypto loop body always runs "
+                                   "to its end", stmt)
+        if self.parsed_context() and self.building:
+            self.problem("PTO100", "`continue` is not supported in a kernel body", stmt)
+        raise _Continue()
+
+    def exec_Try(self, stmt):
+        if self.parsed_context() and self.building:
+            self.problem("PTO100", "`try` is not supported in a kernel body (pypto 0.2.0: Try is not supported "
+                                   "by the PTO parser yet)", stmt)
+        self.exec_block(stmt.body)
+        self.exec_block(stmt.orelse)
+        self.exec_block(stmt.finalbody)
+
+    exec_TryStar = exec_Try
+
+    def exec_While(self, stmt):
+        if self.parsed_context() and self.building:
+            self.problem("PTO100", "`while` is not supported in a kernel body (pypto 0.2.0: While is not supported "
+                                   "by the PTO parser yet); use pypto.loop", stmt)
+        for _ in range(MAX_WHILE):
+            test = self.eval(stmt.test)
+            if not is_static(test):
+                if self.building and self.in_kernel():
+                    self.problem("PTO105", "a `while` condition that is not known at build time", stmt)
+                self.exec_block(stmt.body)
+                return
+            if not test:
+                self.exec_block(stmt.orelse)
+                return
+            try:
+                self.exec_block(stmt.body)
+            except _Break:
+                return
+            except _Continue:
+                continue
+        if self.building:
+            self.problem("PTO105", f"a `while` loop ran more than {MAX_WHILE} times at build time", stmt)
+
+    def exec_With(self, stmt):
+        saved = None
+        for item in stmt.items:
+            value = self.eval(item.context_expr)
+            if isinstance(value, OptionsVal):
+                saved = (self.vec_tile, self.vec_set, self.cube_tile, self.cube_set)
+                self._enter_options(value)
+            elif self.parsed_context() and self.building:
+                self.problem("PTO100", "`with` is not supported in a kernel body (pypto 0.2.0: With is not "
+                                       "supported by the PTO parser yet)", stmt)
+            if item.optional_vars is not None:
+                self.assign(item.optional_vars, UNKNOWN, None)
+        self.exec_block(stmt.body)
+        if saved is not None:
+            self.vec_tile, self.vec_set, self.cube_tile, self.cube_set = saved
+
+    def exec_Match(self, stmt):
+        self.unsupported_statement(stmt)
+
+    # -- if ---------------------------------------------------------------------------------
+    def exec_If(self, stmt):
+        test = self.eval(stmt.test)
+        if isinstance(test, BranchVal):
+            inner = test.test
+            if is_static(inner):
+                self.exec_block(stmt.body if inner else stmt.orelse)
+                return
+            kind = "cond"
+        else:
+            inner = test
+            if is_static(test):
+                self.exec_block(stmt.body if test else stmt.orelse)
+                return
+            kind = "if"
+        symbolic = isinstance(inner, Sym)
+        flag = symbolic and inner.kinds == frozenset({"loop_flag"})
+        if symbolic and self.recording and self.kernel is not None:
+            self._branch_fact(stmt, kind, flag)
+        if self.building:
+            if isinstance(inner, Tensor):
+                self.problem("PTO105", "a tensor has no truth value: a Python `if` needs a scalar; compare scalars "
+                                       "read from the tensor, or use pypto.where for element-wise selection", stmt.test)
+            if not symbolic:
+                self.problem("PTO105", "the condition of this `if` is not known at build time", stmt.test)
+            if inner.expr is None:
+                self.problem("PTO105", "the control program cannot compute this condition", stmt.test)
+            self.build_branch(stmt, inner)
+            return
+        self._two_ways(lambda: self.exec_block(stmt.body), lambda: self.exec_block(stmt.orelse),
+                       symbolic and not flag)
+
+    def _branch_fact(self, node, kind, flag):
+        fact = BranchFact(node, kind, True, flag, self.loop, self.frame.context)
+        self.kernel.branches.append(fact)
+        self.loop.branches.append(fact)
+        if flag:
+            self.loop.flag_branches += 1
+
+    def _two_ways(self, first, second, counts_paths: bool):
+        """Run both sides of a branch from the same state, then merge what they bound (lint)."""
+        env_before = dict(self.frame.env)
+        tiles_before = (self.vec_tile, self.vec_set, self.cube_tile, self.cube_set)
+        paths_before = self.paths
+        self.paths = 1
+        self._run_arm(first)
+        env_a, tiles_a, paths_a = dict(self.frame.env), (self.vec_tile, self.vec_set, self.cube_tile, self.cube_set), self.paths
+        self.frame.env = dict(env_before)
+        self.vec_tile, self.vec_set, self.cube_tile, self.cube_set = tiles_before
+        self.paths = 1
+        self._run_arm(second)
+        env_b, paths_b = self.frame.env, self.paths
+        merged = {}
+        for name in set(env_a) | set(env_b):
+            if name in env_a and name in env_b:
+                merged[name] = merge_values(env_a[name], env_b[name])
+            else:
+                merged[name] = env_a.get(name, env_b.get(name))
+        self.frame.env = merged
+        if tiles_a[0] != self.vec_tile:
+            self.vec_tile, self.vec_set = UNKNOWN, None
+        if tiles_a[2] != self.cube_tile:
+            self.cube_tile, self.cube_set = UNKNOWN, None
+        if counts_paths:
+            self.paths = paths_before * (paths_a + paths_b)
+        else:
+            self.paths = paths_before * max(paths_a, paths_b)
+
+    def _run_arm(self, run):
+        try:
+            run()
+        except (_Break, _Continue):
+            pass
+
+    def build_branch(self, stmt, cond: Sym):
+        """Both arms of a symbolic ``if`` into one ``ir.Branch``; names the arms bind to different
+        tensors continue through a workspace both arms write (docs/design.md §8)."""
+        env_before = dict(self.frame.env)
+        tiles_before = (self.vec_tile, self.vec_set, self.cube_tile, self.cube_set)
+        arms = []
+        counter_start, ends = self.builder.counter, []
+        for body in (stmt.body, stmt.orelse):
+            self.frame.env = dict(env_before)
+            self.vec_tile, self.vec_set, self.cube_tile, self.cube_set = tiles_before
+            self.builder.counter = counter_start  # each arm numbers its values from the same point
+            with self.builder.region() as region:
+                self.exec_block(body)
+                env = dict(self.frame.env)
+            arms.append((region, env))
+            ends.append(self.builder.counter)
+        self.builder.counter = max(ends)
+        (then_region, env_a), (else_region, env_b) = arms
+        merged = {}
+        workspaces = []
+        used = self.read_outside(stmt)
+        for name in list(env_a) + [n for n in env_b if n not in env_a]:
+            a, b = env_a.get(name, _MISSING), env_b.get(name, _MISSING)
+            if a is b:
+                merged[name] = a
+                continue
+            if name not in used:
+                continue  # never read outside the arms: nothing continues past the branch
+            if a is _MISSING or b is _MISSING:
+                continue  # bound in one arm only: unbound after the branch
+            if isinstance(a, Tensor) and isinstance(b, Tensor):
+                workspaces.append((name, a, b))
+                continue
+            if is_static(a) and is_static(b) and _same_static(a, b):
+                merged[name] = a
+                continue
+            merged[name] = Conflict(name, stmt)
+        for name, a, b in workspaces:
+            if a.shape is None or b.shape is None or len(a.shape) != len(b.shape) or a.dtype != b.dtype or \
+                    any(ops.same_dim(x, y) is not True for x, y in zip(a.shape, b.shape)):
+                merged[name] = Conflict(name, stmt)
+                continue
+            ttype = self.tensor_type(a.shape, a.dtype)
+            ws = Tensor(a.shape, a.dtype, "local", f"{name}_phi")
+            ws.ref = ir.TensorRef(self.builder.local(f"{name}_phi", ttype))
+            ws.name = ws.ref.name
+            for region, value in ((then_region, a), (else_region, b)):
+                with self.builder.region() as tail:
+                    saved, self.node = self.node, stmt
+                    try:
+                        ops.write(self, value, ws, [0] * len(a.shape))
+                    finally:
+                        self.node = saved
+                region.extend(tail)
+            merged[name] = ws
+        self.frame.env = merged
+        self.vec_tile, self.vec_set, self.cube_tile, self.cube_set = tiles_before
+        test = stmt.test
+        col, end_col = self.source.char_cols(test)
+        from .builder import group
+
+        self.builder.add(ir.Branch(cond.expr, group(then_region), group(else_region),
+                                   ir.Span(test.lineno, col, test.end_lineno or test.lineno, end_col)))
+
+    def read_outside(self, stmt) -> set:
+        """Names the code around ``stmt`` reads (anywhere in its function outside ``stmt``): the
+        only names whose values may continue past a branch.  Conservative, and cached."""
+        func = self.frame.func
+        key = (id(func), id(stmt))
+        cache = self.__dict__.setdefault("_reads_cache", {})
+        if key not in cache:
+            inside = {id(n) for n in ast.walk(stmt)}
+            root = func if func is not None else self.source.tree
+            cache[key] = {n.id for n in ast.walk(root) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                          and id(n) not in inside}
+        return cache[key]
+
+    def kernel_return(self, stmt, value):
+        values = value if isinstance(value, tuple) else (value,)
+        if self.loop_vars:
+            self.problem("PTO100", "`return` inside a pypto loop is not supported: a pypto loop body always runs "
+                                   "to its end", stmt)
+        refs = []
+        for v in values:
+            if not isinstance(v, Tensor) or v.ref is None:
+                self.problem("PTO106", "a kernel may only return tensors", stmt)
+            if v.named:
+                self.problem("PTO106", f"returning the parameter @{v.ref.name} itself; return a computed tensor", stmt)
+            refs.append(v.ref)
+        self.returned = tuple(refs)
+
+    # -- for ----------------------------------------------------------------------------------
+    def exec_For(self, stmt):
+        iterable = self.eval(stmt.iter)
+        if isinstance(iterable, LoopIter):
+            if self.kernel is None:
+                return  # host code: nothing to build
+            self.pypto_loop(stmt, iterable)
+            return
+        items = None
+        if isinstance(iterable, (list, tuple)):
+            items = list(iterable)
+        elif is_static(iterable):
+            items = pyvalues._materialise(iterable)
+        if items is None and isinstance(iterable, Tensor):
+            if self.building:
+                self.problem("PTO105", "iterating over a tensor is not supported in a kernel; use pypto.loop", stmt.iter)
+        elif items is None and self.building and self.in_kernel():
+            what = "range over a symbolic value" if isinstance(iterable, RangeVal) else "this value"
+            self.problem("PTO105", f"a Python `for` unrolls at build time and cannot iterate {what}; use pypto.loop",
+                         stmt.iter)
+        limit = LINT_UNROLL if not self.building else MAX_STATIC_ITERATIONS
+        if items is not None and len(items) <= limit and self.iterations + len(items) <= MAX_STATIC_ITERATIONS:
+            self.iterations += len(items)
+            for item in items:
+                self.assign(stmt.target, item, None)
+                try:
+                    self.exec_block(stmt.body)
+                except _Continue:
+                    continue
+                except _Break:
+                    return
+            self.exec_block(stmt.orelse)
+            return
+        if self.building and items is not None:
+            self.problem("PTO105", f"a Python `for` over {len(items)} items unrolls too far at build time", stmt.iter)
+        count = len(items) if items is not None else 1
+        self.assign(stmt.target, UNKNOWN, None)
+        saved = self.multiplier
+        self.multiplier *= max(count, 1)
+        try:
+            self.exec_block(stmt.body)
+        except (_Break, _Continue):
+            pass
+        self.multiplier = saved
+        self.exec_block(stmt.orelse)
+
+    def pypto_loop(self, stmt: ast.For, it: LoopIter):
+        call = it.call
+        args = list(it.args)
+        kwv = dict(it.kwargs)
+        for value in args + list(kwv.values()):
+            self.sym_used(value, "extent")
+        start, stop, step = 0, UNKNOWN, 1
+        if len(args) == 1:
+            stop = args[0]
+        elif len(args) >= 2:
+            start, stop = args[0], args[1]
+            if len(args) >= 3:
+                step = args[2]
+        unroll: tuple = ()
+        unroll_known = True
+        if "unroll_list" in kwv:
+            ul = kwv["unroll_list"]
+            if isinstance(ul, (list, tuple)) and all(int_value(v) is not None for v in ul):
+                unroll = tuple(int_value(v) for v in ul)
+            else:
+                unroll_known = False
+        factors = unroll
+        if it.kind == "loop_unroll":
+            factors = tuple(sorted(set(unroll) | {1}, reverse=True))
+        idx = kwv.get("idx_name")
+        idx_name = idx if isinstance(idx, str) else None
+        a, b, s = int_value(start), int_value(stop), int_value(step)
+        trip = len(range(a, b, s)) if None not in (a, b, s) and s != 0 else None
+        submit_flag = kwv.get("submit_before_loop") is True
+        fact = None
+        if self.recording:
+            fact = LoopFact(
+                stmt, it.kind, parent=self.loop, function=self.frame.func, unroll=factors,
+                unroll_known=unroll_known, idx_name=idx_name, targets=tuple(_target_names(stmt.target)),
+                trip=trip, submit_before_loop=submit_flag,
+            )
+            fact.is_loop1 = (
+                it.kind == "loop" and (a, b, s) == (0, 1, 1) and not unroll and unroll_known and not submit_flag
+            )
+            self.kernel.loops.append(fact)
+            self.loop.children.append(fact)
+        self.loop_counter += 1
+        var = idx_name or f"loop_idx_{self.loop_counter}"
+        if self.building:
+            self.build_loop(stmt, it, fact, var, start, stop, step, unroll, submit_flag, kwv.get("name"))
+            return
+        index = Sym(ir.Var(var), frozenset({"loop_index"}), frozenset(), frozenset({id(fact)}),
+                    loop=LoopContext(var, start, stop, step), text=idx_name or _first_name(stmt.target) or "idx")
+        if it.kind == "loop_unroll" and isinstance(stmt.target, (ast.Tuple, ast.List)) and len(stmt.target.elts) == 2:
+            self.assign(stmt.target.elts[0], index, None)
+            self.assign(stmt.target.elts[1], UNKNOWN, None)  # the factor: a build-time int per trace
+        else:
+            self.assign(stmt.target, index, None)
+        saved = (self.loop, self.vec_tile, self.vec_set, self.cube_tile, self.cube_set,
+                 self.multiplier, self.paths, len(self.live_reads))
+        self.loop = fact
+        self.paths = 1
+        if it.kind == "loop" and unroll:
+            self.multiplier = max(unroll)  # one compute block per traced copy
+        else:
+            self.multiplier = 1
+        self.loop_vars.append(var)
+        try:
+            self.exec_block(stmt.body)
+        except (_Break, _Continue):
+            pass
+        finally:
+            self.loop_vars.pop()
+        fact.body_paths = self.paths
+        vec_after, cube_after = self.vec_tile, self.cube_tile
+        (self.loop, self.vec_tile, self.vec_set, self.cube_tile, self.cube_set,
+         self.multiplier, self.paths, n_live) = saved
+        del self.live_reads[n_live:]
+        if vec_after != self.vec_tile:
+            self.vec_tile, self.vec_set = UNKNOWN, None
+        if cube_after != self.cube_tile:
+            self.cube_tile, self.cube_set = UNKNOWN, None
+
+    def build_loop(self, stmt, it: LoopIter, fact, var, start, stop, step, unroll, submit, name):
+        """pypto's expansion of a loop into IR: one ir.Loop per unroll factor, the body evaluated
+        once per copy (``pypto.loop``) or once per factor (``loop_unroll``)."""
+        node = it.call
+        step_c = ops.const_of(step)
+        if step_c is None or step_c == 0 or not isinstance(step_c, int):
+            self.problem("PTO105", f"pypto.{it.kind}: the step must be a non-zero build-time int", node)
+        if var in self.loop_vars:
+            self.problem("PTO106", f"nested loops reuse idx_name {var!r} (pypto 0.2.0 logs F21007 and segfaults); "
+                                   "give each nested loop its own idx_name", node)
+        for bound in (start, stop):
+            if ops.to_expr(bound) is None:
+                self.problem("PTO105", f"pypto.{it.kind}: a bound that is not known to the control program", node)
+        name = name if isinstance(name, str) and name else f"loop_{self.loop_counter}"
+        if it.kind == "loop_unroll":
+            factors = sorted(set(unroll or ()) | {1}, reverse=True)
+        else:
+            factors = sorted(set(unroll), reverse=True) if unroll else [1]
+        if any(not isinstance(k, int) or k < 1 for k in factors):
+            self.problem("PTO106", f"unroll_list must hold positive ints, got {list(unroll)!r}", node)
+        ctx = LoopContext(var, start, stop, step)
+        col, end_col = self.source.char_cols(node)
+        span = ir.Span(node.lineno, col, node.end_lineno or node.lineno, end_col)
+        cur = ops.to_expr(start)
+        stop_e = ops.to_expr(stop)
+        first = True
+        for i, k in enumerate(factors):
+            stride = k * step_c
+            if i < len(factors) - 1:
+                count = binexpr("//", binexpr("-", stop_e, cur), ir.Const(stride))
+                seg_stop = binexpr("+", cur, binexpr("*", count, ir.Const(stride)))
+            else:
+                seg_stop = stop_e
+            if isinstance(cur, ir.Const) and isinstance(seg_stop, ir.Const) and (
+                    (step_c > 0 and cur.value >= seg_stop.value) or (step_c < 0 and cur.value <= seg_stop.value)):
+                cur = seg_stop
+                continue
+            body = self.loop_body(stmt, it, fact, ctx, k, step_c, first)
+            first = False
+            self.builder.add(ir.Loop(var, cur, seg_stop, ir.Const(stride), tuple(body), name,
+                                     "loop_unroll" if it.kind == "loop_unroll" else "loop", k, bool(submit), span))
+            cur = seg_stop
+
+    def loop_body(self, stmt, it, fact, ctx, k, step, first_segment):
+        saved = (self.loop, self.vec_tile, self.vec_set, self.cube_tile, self.cube_set, self.recording,
+                 len(self.live_reads))
+        if fact is not None:
+            self.loop = fact
+        self.loop_vars.append(ctx.var)
+        from .builder import group
+
+        try:
+            with self.builder.region() as region:
+                copies = 1 if it.kind == "loop_unroll" else k
+                for j in range(copies):
+                    self.recording = saved[5] and first_segment and j == 0
+                    index = Sym(binexpr("+", ir.Var(ctx.var), ir.Const(j * step)), frozenset({"loop_index"}),
+                                frozenset(), frozenset({id(fact)}), loop=ctx, copy=j,
+                                text=(_first_name(stmt.target) or ctx.var) if j == 0 else None)
+                    if it.kind == "loop_unroll" and isinstance(stmt.target, (ast.Tuple, ast.List)) and \
+                            len(stmt.target.elts) == 2:
+                        self.assign(stmt.target.elts[0], index, None)
+                        self.assign(stmt.target.elts[1], k, None)
+                    else:
+                        self.assign(stmt.target, index, None)
+                    self.exec_block(stmt.body)
+        except _Return:
+            raise FrontendError("PTO100", "`return` inside a pypto loop is not supported: a pypto loop body always "
+                                          "runs to its end", stmt, self.source) from None
+        except (_Break, _Continue):
+            raise FrontendError("PTO100", "`break` or `continue` inside a pypto loop is not supported: a pypto loop "
+                                          "body always runs to its end", stmt, self.source) from None
+        finally:
+            self.loop_vars.pop()
+            (self.loop, self.vec_tile, self.vec_set, self.cube_tile, self.cube_set, self.recording, n_live) = saved
+            del self.live_reads[n_live:]
+        return group(region)
+
+
+# =============================================================================================
+_MISSING = object()
+_TORCH_DTYPES = {
+    "float32": "fp32", "float": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "int8": "int8",
+    "uint8": "uint8", "int16": "int16", "short": "int16", "int32": "int32", "int": "int32", "int64": "int64",
+    "long": "int64", "bool": "bool", "float64": "double", "double": "double",
+}
+
+
+def _same_static(a, b) -> bool:
+    try:
+        return type(a) is type(b) and a == b
+    except Exception:
+        return False
+
+
+def merge_values(a, b):
+    """The value of a name after two branches assigned ``a`` and ``b`` (lint)."""
+    if a is b:
+        return a
+    if is_static(a) and is_static(b) and _same_static(a, b):
+        return a
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        shape = a.shape if a.shape == b.shape else None
+        dtype = a.dtype if a.dtype == b.dtype else None
+        return Tensor(shape, dtype, "op")
+    if isinstance(a, Sym) or isinstance(b, Sym):
+        s = a if isinstance(a, Sym) else b
+        return Sym(None, s.kinds, s.reads, s.indices, text=s.text)
+    return UNKNOWN
+
+
+def annotation_from_call(args, kwargs) -> TensorAnnotation:
+    """``pypto.Tensor(shape, dtype, name)`` (and ``pypto.tensor``): ``Tensor()``, ``Tensor([])`` and
+    ``Tensor(())`` bind every dim at the call."""
+    shape = args[0] if args else kwargs.get("shape")
+    dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
+    name = args[2] if len(args) > 2 else kwargs.get("name", "")
+    dims = _annotation_dims(shape)
+    if dtype is None and (args or "shape" in kwargs):
+        dtype = api.FP32
+    return TensorAnnotation(dims, dtype if isinstance(dtype, DType) else None, name if isinstance(name, str) else "")
+
+
+def annotation_from_subscript(key) -> TensorAnnotation:
+    """``pypto.Tensor[[64, 64], dt]`` / ``Tensor[...]``: positional parts by type."""
+    items = key if isinstance(key, tuple) else (key,)
+    shape: Any = None
+    dtype = None
+    name = ""
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            shape = _annotation_dims(list(item))
+        elif item is Ellipsis:
+            shape = None
+        elif isinstance(item, DType):
+            dtype = item
+        elif isinstance(item, str):
+            name = item
+        elif isinstance(item, dict):
+            shape = _annotation_dims(item.get("shape")) if "shape" in item else shape
+            dtype = item.get("dtype", dtype) if isinstance(item.get("dtype"), DType) else dtype
+    return TensorAnnotation(shape, dtype, name)
+
+
+def _annotation_dims(shape) -> Optional[tuple]:
+    if not isinstance(shape, (list, tuple)) or len(shape) == 0:
+        return None  # Tensor(), Tensor([]), Tensor(()), an unknown value: the shape comes from the call
+    dims = []
+    for d in shape:
+        if isinstance(d, int) and not isinstance(d, bool):
+            dims.append(d)
+        elif isinstance(d, (Marker, Sym)) or d is Ellipsis:
+            dims.append(d)
+        else:
+            dims.append(None)
+    return tuple(dims)
+
+
+def _reads_in(value) -> frozenset:
+    if isinstance(value, Sym):
+        return value.reads
+    if isinstance(value, (list, tuple)):
+        out = frozenset()
+        for item in value:
+            out |= _reads_in(item)
+        return out
+    return frozenset()
+
+
+def _indices_in(value) -> frozenset:
+    if isinstance(value, Sym):
+        return value.indices
+    if isinstance(value, slice):
+        return _indices_in(value.start) | _indices_in(value.stop)
+    if isinstance(value, (list, tuple)):
+        out = frozenset()
+        for item in value:
+            out |= _indices_in(item)
+        return out
+    return frozenset()
+
+
+def _target_names(target) -> list:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _first_name(target) -> Optional[str]:
+    names = _target_names(target)
+    return names[0] if names else None
+
+
+@contextlib.contextmanager
+def _nothing():
+    yield
+
+
+__all__ = ["Evaluator", "Frame", "merge_values", "annotation_from_call", "annotation_from_subscript", "_traces"]

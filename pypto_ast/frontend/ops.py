@@ -1,0 +1,716 @@
+"""The pypto op table: argument handling, shape/dtype rules and the IR each op becomes.
+
+One handler per op family, found by ``call`` from the op's name.  Handlers work on the front
+end's values (``Tensor``, ``Sym``, Python numbers) and are exact where the inputs are known and
+tolerant where they are not: a dim or dtype nobody can know yet stays ``None``, and only a real
+contradiction (operands of different dtypes, a view outside its tensor) is an ``OpError``.
+The context ``ctx`` (the evaluator) emits the IR when it builds a program.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from typing import Any, Optional
+
+from .. import ir
+from .api import DTYPES
+from .values import DType, Sym, Tensor
+
+BINARY = {
+    "add", "sub", "mul", "div", "fmod", "remainder", "pow", "hypot", "maximum", "minimum",
+    "copysign", "gcd", "bitwise_and", "bitwise_or", "bitwise_xor",
+}
+COMPARE = {"eq", "ne", "lt", "le", "gt", "ge", "greater", "logical_and"}
+UNARY = {
+    "abs", "neg", "exp", "exp2", "expm1", "sqrt", "rsqrt", "reciprocal", "log", "log2", "log10",
+    "log1p", "ceil", "floor", "trunc", "round", "sign", "relu", "lrelu", "sigmoid", "sin", "cos",
+    "cbrt", "tril", "triu", "softmax", "clone", "cumsum",
+}
+UNARY_BOOL = {"logical_not", "isfinite", "signbit"}
+REDUCE = {"sum", "amax", "amin", "prod", "var"}
+UNARY_ATTRS = {  # op -> ordered (name, default) of its scalar arguments after the tensor
+    "lrelu": (("negative_slope", 0.01),), "round": (("decimals", 0),), "tril": (("diagonal", 0),),
+    "triu": (("diagonal", 0),), "softmax": (("dim", -1),), "cumsum": (("dim", 0),),
+}
+BOOL, INT32, INT64, FP32 = DTYPES["DT_BOOL"], DTYPES["DT_INT32"], DTYPES["DT_INT64"], DTYPES["DT_FP32"]
+_IR_TO_DTYPE = {d.ir: d for d in DTYPES.values()}
+
+
+class OpError(Exception):
+    """The op's arguments contradict pypto's rules (or what pypto-ast supports)."""
+
+
+# -- dims and expressions ---------------------------------------------------------------------
+def const_of(value: Any) -> Optional[Any]:
+    """The Python number of an int/float/bool or a constant Sym, else None."""
+    if isinstance(value, Sym):
+        return value.expr.value if isinstance(value.expr, ir.Const) else None
+    if isinstance(value, (int, float)):
+        return value
+    return None
+
+
+def to_expr(value: Any) -> Optional[ir.Expr]:
+    """An IR expression for a number or a Sym; None for what is not known."""
+    if isinstance(value, Sym):
+        return value.expr
+    if isinstance(value, (bool, int, float)):
+        return ir.Const(value)
+    return None
+
+
+def same_dim(a, b) -> Optional[bool]:
+    """Whether two dims are the same: None when one of them is not known."""
+    ea, eb = to_expr(a), to_expr(b)
+    if ea is None or eb is None:
+        return None
+    return ea == eb
+
+
+def shape_text(shape) -> str:
+    if shape is None:
+        return "[?]"
+    return "[" + ", ".join("?" if d is None else str(d if not isinstance(d, Sym) else d.text) for d in shape) + "]"
+
+
+def broadcast(a: Optional[tuple], b: Optional[tuple]) -> Optional[tuple]:
+    if a is None or b is None:
+        return None
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + tuple(a)
+    b = (1,) * (rank - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        same = same_dim(x, y)
+        if same:
+            out.append(x)
+        elif const_of(x) == 1:
+            out.append(y)
+        elif const_of(y) == 1:
+            out.append(x)
+        elif same is None:
+            out.append(x if x is not None and const_of(y) is None else y if y is not None and const_of(x) is None else None)
+        else:
+            raise OpError(f"shapes {shape_text(a)} and {shape_text(b)} do not broadcast")
+    return tuple(out)
+
+
+def norm_dim(dim: Any, rank: Optional[int]) -> Optional[int]:
+    d = const_of(dim)
+    if not isinstance(d, int) or rank is None:
+        return None
+    if not -rank <= d < max(rank, 1):
+        raise OpError(f"dim {d} out of range for rank {rank}")
+    return d + rank if d < 0 else d
+
+
+def dtype_of(value: Any) -> Optional[DType]:
+    """A pypto dtype (DType), an IR dtype string, or None."""
+    if isinstance(value, DType):
+        return value
+    if isinstance(value, str):
+        return DTYPES.get(value) or _IR_TO_DTYPE.get(value)
+    return None
+
+
+# -- operands and attributes ------------------------------------------------------------------
+def operand(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return x.ref
+    if isinstance(x, (list, tuple)):
+        return tuple(operand(v) for v in x)
+    if isinstance(x, Element):
+        return operand(x.value)
+    e = to_expr(x)
+    if e is None:
+        raise OpError(f"operand {x!r} is not known at build time")
+    return e
+
+
+def attr_value(v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        return tuple(attr_value(x) for x in v)
+    if isinstance(v, Sym):  # constants stay plain numbers: attrs never hold Const
+        return v.expr.value if isinstance(v.expr, ir.Const) else v.expr
+    if isinstance(v, (bool, int, float, str)) or v is None:
+        return v
+    if isinstance(v, DType):
+        return v.ir
+    if isinstance(v, EnumValue):
+        return v.name
+    if isinstance(v, enum.Enum):
+        return v.value if isinstance(v.value, str) else v.name
+    if isinstance(v, Element):
+        return attr_value(v.value)
+    raise OpError(f"attribute {v!r} is not known at build time")
+
+
+class Element:
+    """``pypto.Element(dtype, value)``: a typed scalar operand."""
+
+    __slots__ = ("dtype", "value")
+
+    def __init__(self, dtype, value):
+        self.dtype, self.value = dtype, value
+
+
+class EnumValue:
+    """A member of a pypto enum (``pypto.CastMode.CAST_RINT``) by name."""
+
+    __slots__ = ("enum", "name")
+
+    def __init__(self, enum_name: str, name: str):
+        self.enum, self.name = enum_name, name
+
+    def __eq__(self, other):
+        return isinstance(other, EnumValue) and (self.enum, self.name) == (other.enum, other.name)
+
+    def __hash__(self):
+        return hash((self.enum, self.name))
+
+    def __repr__(self):
+        return f"pypto.{self.enum}.{self.name}"
+
+
+def _tensor(x, what: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise OpError(f"{what} must be a tensor, got {_kind(x)}")
+    return x
+
+
+def _kind(x) -> str:
+    if isinstance(x, Sym):
+        return "a symbolic scalar"
+    if x is None:
+        return "None"
+    return type(x).__name__
+
+
+def _scalar_ok(x) -> bool:
+    return isinstance(x, (int, float, Sym, Element)) and not isinstance(x, bool) or isinstance(x, bool)
+
+
+def _valid_of(*tensors):
+    for t in tensors:
+        if isinstance(t, Tensor) and t.valid is not None:
+            return t.valid
+    return None
+
+
+def _arg(args, kwargs, i, key, default=None):
+    return args[i] if len(args) > i else kwargs.get(key, default)
+
+
+# -- dispatch ---------------------------------------------------------------------------------
+def call(ctx, name: str, args: tuple, kwargs: dict):
+    """``pypto.<name>(*args, **kwargs)`` on the front end's values."""
+    handler = _HANDLERS.get(name)
+    if handler is None:
+        if name in BINARY:
+            handler = binary
+        elif name in COMPARE:
+            handler = compare
+        elif name in UNARY or name in UNARY_BOOL:
+            handler = unary
+        elif name in REDUCE:
+            handler = reduce
+        else:
+            raise NotLowered(name)
+    return handler(ctx, name, tuple(args), dict(kwargs))
+
+
+def supported(name: str) -> bool:
+    return name in _HANDLERS or name in BINARY or name in COMPARE or name in UNARY or name in UNARY_BOOL \
+        or name in REDUCE
+
+
+class NotLowered(OpError):
+    """A real pypto op the table has no handler for."""
+
+    def __init__(self, name: str):
+        super().__init__(f"pypto.{name} is not supported by pypto-ast yet")
+        self.name = name
+
+
+def binary(ctx, name, args, kwargs):
+    if len(args) != 2:
+        raise OpError(f"pypto.{name} takes two operands")
+    a, b = args
+    if not isinstance(a, Tensor) and isinstance(b, Tensor):
+        if name in ("add", "mul", "maximum", "minimum"):
+            a, b = b, a
+        else:  # scalar - tensor, scalar / tensor, ...: materialise the scalar as a tensor
+            a = ctx.op("full", (list(b.shape) if b.shape is not None else None, a, b.dtype), {})
+    a = _tensor(a, f"the first operand of pypto.{name}")
+    if isinstance(b, Tensor):
+        if a.dtype is not None and b.dtype is not None and a.dtype != b.dtype:
+            raise OpError(f"pypto.{name}: operands have different dtypes ({a.dtype.ir}, {b.dtype.ir}); "
+                          "cast one explicitly (pypto 0.2.0: FC0000)")
+        shape = broadcast(a.shape, b.shape)
+    elif _scalar_ok(b):
+        shape = a.shape
+    else:
+        raise OpError(f"pypto.{name}: unsupported operand {_kind(b)}")
+    attrs = {k: kwargs[k] for k in ("alpha",) if k in kwargs}
+    dtype = a.dtype if a.dtype is not None else getattr(b, "dtype", None)
+    return ctx.emit(name, (a, b), attrs, shape, dtype, tile="vec", valid=_valid_of(a, b))
+
+
+def compare(ctx, name, args, kwargs):
+    if len(args) < 2:
+        raise OpError(f"pypto.{name} takes two operands")
+    a, b = args[0], args[1]
+    a = _tensor(a, f"the first operand of pypto.{name}")
+    shape = broadcast(a.shape, b.shape) if isinstance(b, Tensor) else a.shape
+    return ctx.emit(name, (a, b), {}, shape, BOOL, tile="vec", valid=_valid_of(a, b))
+
+
+def unary(ctx, name, args, kwargs):
+    x = _tensor(args[0] if args else kwargs.get("input"), f"the input of pypto.{name}")
+    attrs = {}
+    for i, (key, default) in enumerate(UNARY_ATTRS.get(name, ())):
+        attrs[key] = args[1 + i] if len(args) > 1 + i else kwargs.get(key, default)
+    dtype = BOOL if name in UNARY_BOOL else x.dtype
+    if name == "cumsum" and dtype is not None and dtype.name.startswith(("DT_INT", "DT_UINT")):
+        dtype = INT64
+    return ctx.emit(name, (x,), attrs, x.shape, dtype, tile="vec", valid=x.valid)
+
+
+def reduce(ctx, name, args, kwargs):
+    x = _tensor(args[0] if args else kwargs.get("input"), f"the input of pypto.{name}")
+    dim = _arg(args, kwargs, 1, "dim")
+    keepdim = _arg(args, kwargs, 2, "keepdim", False)
+    keepdim = bool(keepdim) if isinstance(keepdim, (bool, int)) else keepdim
+    rank = x.rank
+    attrs: dict = {"keepdim": keepdim}
+    if name == "var":
+        attrs["correction"] = kwargs.get("correction", 1)
+    if rank is None or not isinstance(keepdim, bool):
+        return ctx.emit(name, (x,), attrs, None, x.dtype, tile="vec")
+    if dim is None:
+        dims = tuple(range(rank))
+    elif isinstance(dim, (list, tuple)):
+        dims = tuple(norm_dim(d, rank) for d in dim)
+    else:
+        dims = (norm_dim(dim, rank),)
+    if None in dims:
+        return ctx.emit(name, (x,), attrs, None, x.dtype, tile="vec")
+    if keepdim:
+        shape = tuple(1 if i in dims else d for i, d in enumerate(x.shape))
+    else:
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in dims)
+    attrs["dim"] = dims if len(dims) != 1 else dims[0]
+    return ctx.emit(name, (x,), attrs, shape, x.dtype, tile="vec")
+
+
+def op_where(ctx, name, args, kwargs):
+    if len(args) != 3:
+        raise OpError("pypto.where takes a condition and two values")
+    cond, a, b = args
+    cond = _tensor(cond, "the condition of pypto.where")
+    tensors = [t for t in (a, b) if isinstance(t, Tensor)]
+    shape = cond.shape
+    for t in tensors:
+        shape = broadcast(shape, t.shape)
+    dtype = tensors[0].dtype if tensors else FP32
+    return ctx.emit("where", (cond, a, b), {}, shape, dtype, tile="vec", valid=_valid_of(cond, *tensors))
+
+
+def op_clip(ctx, name, args, kwargs):
+    x = _tensor(args[0] if args else None, "the input of pypto.clip")
+    lo, hi = _arg(args, kwargs, 1, "min"), _arg(args, kwargs, 2, "max")
+    return ctx.emit("clip", (x,), {"min": lo, "max": hi}, x.shape, x.dtype, tile="vec", valid=x.valid)
+
+
+def op_rms_norm(ctx, name, args, kwargs):
+    """rms_norm(x, gamma=None, epsilon=1e-6) as the primitive ops it stands for."""
+    x = _tensor(args[0] if args else None, "the input of pypto.rms_norm")
+    gamma = _arg(args, kwargs, 1, "gamma")
+    eps = _arg(args, kwargs, 2, "epsilon", 1e-6)
+    n = const_of(x.shape[-1]) if x.shape else None
+    if n is None:
+        if ctx.building:
+            raise OpError("pypto.rms_norm needs a static last dim")
+        return ctx.emit("rms_norm", (x,), {}, x.shape, x.dtype, tile="vec")
+    sq = ctx.op("mul", (x, x), {})
+    mean = ctx.op("mul", (ctx.op("sum", (sq, -1, True), {}), 1.0 / n), {})
+    scale = ctx.op("rsqrt", (ctx.op("add", (mean, eps), {}),), {})
+    out = ctx.op("mul", (x, scale), {})
+    return ctx.op("mul", (out, gamma), {}) if gamma is not None else out
+
+
+def op_cast(ctx, name, args, kwargs):
+    x = _tensor(args[0] if args else None, "the input of pypto.cast")
+    dtype = dtype_of(_arg(args, kwargs, 1, "dtype"))
+    mode = _arg(args, kwargs, 2, "mode", "CAST_NONE")
+    satmode = _arg(args, kwargs, 3, "satmode")
+    return ctx.emit("cast", (x,), {"dtype": dtype, "mode": mode, "satmode": satmode}, x.shape, dtype,
+                    tile="vec", valid=x.valid)
+
+
+def op_matmul(ctx, name, args, kwargs):
+    a = _tensor(args[0] if args else None, "the first operand of pypto.matmul")
+    b = _tensor(args[1] if len(args) > 1 else None, "the second operand of pypto.matmul")
+    out_dtype = dtype_of(_arg(args, kwargs, 2, "out_dtype"))
+    if out_dtype is None and a.dtype is not None:
+        out_dtype = INT32 if a.dtype.name == "DT_INT8" else a.dtype
+    a_trans, b_trans = bool(kwargs.get("a_trans", False)), bool(kwargs.get("b_trans", False))
+    attrs = {"out_dtype": out_dtype, "a_trans": a_trans, "b_trans": b_trans}
+    operands = [a, b]
+    extend = kwargs.get("extend_params") or {}
+    if isinstance(extend, dict) and extend.get("bias_tensor") is not None:
+        operands.append(extend["bias_tensor"])
+    if a.shape is None or b.shape is None:
+        return ctx.emit("matmul", tuple(operands), attrs, None, out_dtype, tile="cube")
+    if len(a.shape) < 2 or len(a.shape) != len(b.shape):
+        raise OpError(f"pypto.matmul needs operands of the same rank >= 2, got {shape_text(a.shape)} "
+                      f"and {shape_text(b.shape)}")
+    m, ka = (a.shape[-1], a.shape[-2]) if a_trans else (a.shape[-2], a.shape[-1])
+    kb, n = (b.shape[-1], b.shape[-2]) if b_trans else (b.shape[-2], b.shape[-1])
+    if same_dim(ka, kb) is False:
+        raise OpError(f"pypto.matmul: inner dims differ ({ka} vs {kb})")
+    return ctx.emit("matmul", tuple(operands), attrs, tuple(a.shape[:-2]) + (m, n), out_dtype, tile="cube")
+
+
+def op_view(ctx, name, args, kwargs):
+    src = _tensor(args[0] if args else kwargs.get("input"), "the input of pypto.view")
+    shape = _arg(args, kwargs, 1, "shape")
+    offsets = _arg(args, kwargs, 2, "offsets")
+    valid = kwargs.get("valid_shape")
+    if kwargs.get("dtype") is not None:
+        raise NotLowered("view(dtype=...)")
+    if not isinstance(shape, (list, tuple)) or not isinstance(offsets, (list, tuple)):
+        if ctx.building:
+            raise OpError("pypto.view needs a shape and offsets known at build time")
+        return ctx.emit("view", (src,), {}, None, src.dtype)
+    return make_view(ctx, src, list(shape), list(offsets), valid)
+
+
+def make_view(ctx, src: Tensor, shape: list, offsets: list, valid=None) -> Tensor:
+    if src.shape is not None and (len(shape) != len(src.shape) or len(offsets) != len(src.shape)):
+        raise OpError(f"pypto.view: shape {shape_text(shape)} and offsets {shape_text(offsets)} must have the "
+                      f"rank of the input {shape_text(src.shape)}")
+    for axis, (size, off) in enumerate(zip(shape, offsets)):
+        dim = src.shape[axis] if src.shape is not None else None
+        s, o, d = const_of(size), const_of(off), const_of(dim)
+        if valid is None and None not in (s, o, d) and (o < 0 or o + s > d):
+            raise OpError(f"pypto.view: axis {axis} covers [{o}, {o + s}) outside the tensor's extent {d}; "
+                          "pass valid_shape= for a partial block")
+    attrs = {"shape": tuple(shape), "offsets": tuple(offsets)}
+    if valid is not None:
+        attrs["valid_shape"] = tuple(valid)
+    return ctx.emit("view", (src,), attrs, tuple(shape), src.dtype,
+                    valid=tuple(valid) if valid is not None else None, base=src)
+
+
+def op_assemble(ctx, name, args, kwargs):
+    if args and isinstance(args[0], (list, tuple)) and args[0] and isinstance(args[0][0], (list, tuple)):
+        target = _arg(args, kwargs, 1, "out")
+        for part, offsets in args[0]:
+            write(ctx, part, target, list(offsets))
+        return None
+    if len(args) < 2:
+        raise OpError("pypto.assemble takes (part, offsets, out)")
+    part, offsets = args[0], args[1]
+    target = _arg(args, kwargs, 2, "out")
+    write(ctx, part, target, list(offsets) if isinstance(offsets, (list, tuple)) else offsets)
+    return None
+
+
+def write(ctx, part, target, offsets) -> None:
+    target = _tensor(target, "the target of an assemble")
+    if ctx.building and not target.named:
+        raise OpError("writing into a computed tensor is not supported; write into a parameter or a "
+                      "pypto.tensor(...) local")
+    if _scalar_ok(part) and not isinstance(part, bool):
+        part = ctx.op("full", (list(target.shape) if target.shape is not None else None, part, target.dtype), {})
+    part = _tensor(part, "the value written")
+    if part.named and part.shape is not None:  # `out[:] = x` with x a parameter: make the copy explicit
+        part = make_view(ctx, part, list(part.shape), [0] * len(part.shape))
+    if part.dtype is not None and target.dtype is not None and part.dtype != target.dtype:
+        raise OpError(f"writing a {part.dtype.ir} value into @{target.name} ({target.dtype.ir}): pypto does not "
+                      "cast implicitly; use pypto.cast")
+    if part.rank is not None and target.rank is not None and part.rank != target.rank:
+        raise OpError(f"writing a value of shape {shape_text(part.shape)} into @{target.name} "
+                      f"{shape_text(target.shape)}: ranks differ")
+    if not isinstance(offsets, (list, tuple)):
+        if ctx.building:
+            raise OpError("assemble offsets must be a list known at build time")
+        offsets = [None] * (target.rank or 0)
+    ctx.emit("assemble", (part, target), {"offsets": tuple(offsets)})
+    ctx.wrote(target)
+
+
+def op_full(ctx, name, args, kwargs):
+    size = _arg(args, kwargs, 0, "size")
+    fill = _arg(args, kwargs, 1, "fill_value")
+    dtype = dtype_of(_arg(args, kwargs, 2, "dtype", FP32))
+    valid = kwargs.get("valid_shape")
+    shape = tuple(size) if isinstance(size, (list, tuple)) else None
+    attrs = {"shape": shape, "dtype": dtype}
+    if valid is not None:
+        attrs["valid_shape"] = tuple(valid)
+    return ctx.emit("full", (fill,), attrs, shape, dtype, tile="vec", valid=tuple(valid) if valid is not None else None)
+
+
+def op_zeros(ctx, name, args, kwargs):
+    size = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
+    dtype = dtype_of(kwargs.get("dtype") or FP32)
+    return ctx.emit(name, (), {"shape": tuple(size), "dtype": dtype}, tuple(size), dtype, tile="vec")
+
+
+op_ones = op_zeros
+
+
+def op_arange(ctx, name, args, kwargs):
+    vals = list(args)
+    if not vals:
+        raise OpError("pypto.arange takes 1 to 3 bounds")
+    start, stop, step = (0, vals[0], 1) if len(vals) == 1 else (vals[0], vals[1], vals[2] if len(vals) > 2 else 1)
+    is_float = any(isinstance(v, float) for v in (start, stop, step))
+    dtype = dtype_of(kwargs["dtype"]) if kwargs.get("dtype") is not None else (FP32 if is_float else INT32)
+    if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in (start, stop, step)) or step == 0:
+        if ctx.building:
+            raise OpError("pypto.arange needs build-time bounds and a non-zero step")
+        return ctx.emit("arange", (), {}, (None,), dtype, tile="vec")
+    n = max(0, math.ceil((stop - start) / step))
+    return ctx.emit("arange", (), {"start": start, "stop": stop, "step": step, "dtype": dtype}, (n,), dtype,
+                    tile="vec")
+
+
+def op_reshape(ctx, name, args, kwargs):
+    x = _tensor(args[0] if args else None, "the input of pypto.reshape")
+    shape = _arg(args, kwargs, 1, "shape")
+    if not isinstance(shape, (list, tuple)):
+        if ctx.building:
+            raise OpError("pypto.reshape needs a shape known at build time")
+        return ctx.emit("reshape", (x,), {}, None, x.dtype)
+    shape = list(shape)
+    if -1 in [const_of(d) for d in shape]:
+        total = 1
+        for d in (x.shape or (None,)):
+            c = const_of(d)
+            if c is None:
+                if ctx.building:
+                    raise OpError("pypto.reshape: -1 needs a fully static input shape")
+                total = None
+                break
+            total *= c
+        known = 1
+        for d in shape:
+            c = const_of(d)
+            if c != -1:
+                known = known * c if c is not None and known is not None else None
+        shape = [(total // known if total is not None and known else None) if const_of(d) == -1 else d for d in shape]
+    return ctx.emit("reshape", (x,), {"shape": tuple(shape)}, tuple(shape), x.dtype)
+
+
+def op_transpose(ctx, name, args, kwargs):
+    x = _tensor(args[0] if args else None, "the input of pypto.transpose")
+    rank = x.rank
+    d0, d1 = norm_dim(_arg(args, kwargs, 1, "dim0"), rank), norm_dim(_arg(args, kwargs, 2, "dim1"), rank)
+    if rank is None or d0 is None or d1 is None:
+        return ctx.emit("transpose", (x,), {}, None, x.dtype, tile="vec")
+    shape = list(x.shape)
+    shape[d0], shape[d1] = shape[d1], shape[d0]
+    return ctx.emit("transpose", (x,), {"dims": (d0, d1)}, tuple(shape), x.dtype, tile="vec")
+
+
+def op_unsqueeze(ctx, name, args, kwargs):
+    x = _tensor(args[0] if args else None, "the input of pypto.unsqueeze")
+    dim = const_of(_arg(args, kwargs, 1, "dim"))
+    if x.rank is None or not isinstance(dim, int):
+        return ctx.emit("unsqueeze", (x,), {}, None, x.dtype)
+    dim = dim + x.rank + 1 if dim < 0 else dim
+    shape = tuple(x.shape[:dim]) + (1,) + tuple(x.shape[dim:])
+    return ctx.emit("unsqueeze", (x,), {"dim": dim}, shape, x.dtype)
+
+
+def op_concat(ctx, name, args, kwargs):
+    seq = _arg(args, kwargs, 0, "tensors")
+    if not isinstance(seq, (list, tuple)) or not seq:
+        raise OpError("pypto.concat takes a list of tensors")
+    parts = [_tensor(t, "a pypto.concat input") for t in seq]
+    rank = parts[0].rank
+    dim = norm_dim(_arg(args, kwargs, 1, "dim", 0), rank)
+    if rank is None or dim is None or any(p.shape is None for p in parts):
+        return ctx.emit("concat", (tuple(parts),), {}, None, parts[0].dtype, tile="vec")
+    total = to_expr(parts[0].shape[dim])
+    for p in parts[1:]:
+        e = to_expr(p.shape[dim])
+        total = binexpr("+", total, e) if total is not None and e is not None else None
+    shape = list(parts[0].shape)
+    shape[dim] = ctx.scalar(total) if total is not None else None
+    return ctx.emit("concat", (tuple(parts),), {"dim": dim}, tuple(shape), parts[0].dtype, tile="vec")
+
+
+def op_expand_clone(ctx, name, args, kwargs):
+    x = _tensor(args[0] if args else None, "the input of pypto.expand_clone")
+    shape = _arg(args, kwargs, 1, "shape")
+    shape = tuple(shape) if isinstance(shape, (list, tuple)) else None
+    broadcast(x.shape, shape)
+    return ctx.emit("expand_clone", (x,), {"shape": shape}, shape, x.dtype, tile="vec")
+
+
+def op_pad(ctx, name, args, kwargs):
+    x = _tensor(args[0] if args else None, "the input of pypto.pad")
+    pad = _arg(args, kwargs, 1, "pad")
+    value = _arg(args, kwargs, 3, "value", 0.0)
+    if not isinstance(pad, (list, tuple)) or x.shape is None:
+        return ctx.emit("pad", (x,), {}, None, x.dtype, tile="vec")
+    pad = tuple(pad)
+    shape = list(x.shape)
+    for i in range(len(pad) // 2):
+        axis = len(shape) - 1 - i
+        e, extra = to_expr(shape[axis]), to_expr(pad[2 * i] + pad[2 * i + 1]) if all(
+            isinstance(p, int) for p in pad[2 * i:2 * i + 2]) else None
+        shape[axis] = ctx.scalar(binexpr("+", e, extra)) if e is not None and extra is not None else None
+    return ctx.emit("pad", (x,), {"pad": pad, "value": value}, tuple(shape), x.dtype, tile="vec")
+
+
+def op_min(ctx, name, args, kwargs):
+    if len(args) != 2:
+        raise OpError(f"pypto.{name} takes two operands")
+    a, b = args
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        return binary(ctx, "minimum" if name == "min" else "maximum", (a, b), {})
+    return ctx.combine(name, a, b)
+
+
+op_max = op_min
+
+
+# -- indexing ---------------------------------------------------------------------------------
+def _split_key(tensor: Tensor, key):
+    items = list(key) if isinstance(key, tuple) else [key]
+    rank = tensor.rank
+    if any(k is Ellipsis for k in items):
+        if rank is None:
+            return None
+        i = items.index(Ellipsis)
+        items = items[:i] + [slice(None)] * (rank - len(items) + 1) + items[i + 1:]
+    if rank is not None:
+        items += [slice(None)] * (rank - len(items))
+    return items
+
+
+def _is_full(k) -> bool:
+    return isinstance(k, slice) and k.start is None and k.stop is None and k.step is None
+
+
+def getitem(ctx, tensor: Tensor, key):
+    items = _split_key(tensor, key)
+    if items is None:
+        return ctx.emit("view", (tensor,), {}, None, tensor.dtype, base=tensor)
+    if tensor.rank is not None and len(items) != tensor.rank:
+        raise OpError(f"index has {len(items)} entries for a tensor of rank {tensor.rank}")
+    if all(not isinstance(k, slice) for k in items):
+        if ctx.building and not tensor.named:
+            raise OpError("reading a scalar from a computed tensor is not supported; read from a "
+                          "parameter or a pypto.tensor local")
+        if tensor.dtype is not None and tensor.dtype != INT32:
+            raise OpError(f"scalar reads need an int32 tensor, @{tensor.name} is {tensor.dtype.ir} "
+                          "(pypto 0.2.0: tensor dtype must be DT_INT32)")
+        return ctx.read_scalar(tensor, items)
+    if all(_is_full(k) for k in items):
+        return tensor
+    region = _slice_region(ctx, tensor, items)
+    if region is None:
+        return ctx.emit("view", (tensor,), {}, None, tensor.dtype, base=tensor)
+    shape, offsets, drop = region
+    view = make_view(ctx, tensor, shape, offsets)
+    if drop:
+        kept = [d for i, d in enumerate(shape) if i not in drop]
+        view = ctx.emit("reshape", (view,), {"shape": tuple(kept)}, tuple(kept), view.dtype, base=view)
+    return view
+
+
+def _slice_region(ctx, tensor, items):
+    """(shape, offsets, dropped axes) of a slicing key, or None when the shape is not known."""
+    shape, offsets, drop = [], [], set()
+    for axis, k in enumerate(items):
+        dim = tensor.shape[axis] if tensor.shape is not None else None
+        if isinstance(k, slice):
+            if k.step not in (None, 1):
+                raise OpError("slice step must be 1 or None (pypto 0.2.0: step must be 1 or None)")
+            start = 0 if k.start is None else k.start
+            stop = dim if k.stop is None else k.stop
+            if const_of(start) is not None and const_of(start) < 0 and const_of(dim) is not None:
+                start = const_of(dim) + const_of(start)
+            if const_of(stop) is not None and const_of(stop) < 0 and const_of(dim) is not None:
+                stop = const_of(dim) + const_of(stop)
+            es, ee = to_expr(start), to_expr(stop)
+            size = ctx.scalar(binexpr("-", ee, es)) if es is not None and ee is not None else None
+            if const_of(size) is None:
+                if ctx.building:
+                    raise OpError(f"the extent of slice {_slice_text(k)} on axis {axis} is not a build-time int; "
+                                  "use pypto.view with a static shape and valid_shape=")
+                shape.append(None)
+            else:
+                shape.append(const_of(size))
+            offsets.append(start)
+        else:
+            shape.append(1)
+            offsets.append(k)
+            drop.add(axis)
+    return shape, offsets, drop
+
+
+def _slice_text(k: slice) -> str:
+    def one(v):
+        return "" if v is None else (v.text if isinstance(v, Sym) else str(v))
+    return f"{one(k.start)}:{one(k.stop)}"
+
+
+def setitem(ctx, tensor: Tensor, key, value):
+    """``t[key] = value``: pypto 0.2.0 assembles ``value`` at the starts of the slices; the stops
+    are ignored (a stop that disagrees with the value's extent is worth a warning)."""
+    if ctx.building and not tensor.named:
+        raise OpError("writing into a computed tensor is not supported; write into a parameter or a "
+                      "pypto.tensor(...) local")
+    items = _split_key(tensor, key)
+    if items is None:
+        ctx.wrote(tensor)
+        return
+    if all(not isinstance(k, slice) for k in items) and _scalar_ok(value) and not isinstance(value, Tensor):
+        ctx.emit("store_scalar", (value, tensor), {"index": tuple(items)})
+        ctx.wrote(tensor)
+        return
+    if all(_is_full(k) for k in items):
+        write(ctx, value, tensor, [0] * len(items))
+        return
+    offsets, drop = [], set()
+    for axis, k in enumerate(items):
+        if isinstance(k, slice):
+            if k.step not in (None, 1):
+                raise OpError("slice step must be 1 or None (pypto 0.2.0: step must be 1 or None)")
+            start = 0 if k.start is None else k.start
+            dim = tensor.shape[axis] if tensor.shape is not None else None
+            if const_of(start) is not None and const_of(start) < 0 and const_of(dim) is not None:
+                start = const_of(dim) + const_of(start)
+            offsets.append(start)
+            if k.stop is not None and isinstance(value, Tensor) and value.shape is not None:
+                ctx.check_slice_stop(axis, k, start, value)
+        else:
+            offsets.append(k)
+            drop.add(axis)
+    if isinstance(value, Tensor) and drop and value.rank is not None and value.rank == len(items) - len(drop):
+        shape = []
+        it = iter(value.shape)
+        for axis in range(len(items)):
+            shape.append(1 if axis in drop else next(it))
+        value = ctx.emit("reshape", (value,), {"shape": tuple(shape)}, tuple(shape), value.dtype, base=value)
+    write(ctx, value, tensor, offsets)
+
+
+def binexpr(op: str, a: ir.Expr, b: ir.Expr) -> ir.Expr:
+    """``a op b`` with constants folded and linear terms that cancel simplified."""
+    from .symbolic import binexpr as fold
+
+    return fold(op, a, b)
+
+
+_HANDLERS = {
+    name[3:]: fn for name, fn in list(globals().items()) if name.startswith("op_") and callable(fn)
+}
