@@ -44,7 +44,7 @@ import contextlib, io, json, os, statistics, sys, tempfile, time
 tree, repeat = sys.argv[1], int(sys.argv[2])
 paths = sys.argv[3:]
 sys.path.insert(0, tree)
-from pypto_ast import knobs, pipeline
+from pypto_ast import knobs, live, pipeline
 from pypto_ast.emit import build, host_backend
 knobs.host_threads = 1
 try:
@@ -96,8 +96,8 @@ host_backend.load_library = lambda path: TimedLib(real_load(path))
 for path in paths:
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            module = pipeline.load_module(path)
-            kernel = pipeline.find_kernel(module)
+            module = live.load_module(path)
+            kernel = live.find_kernel(module)
             inputs = module.example_inputs()
             program = pipeline.lower(kernel, inputs)
             files = pipeline.emit(program, "ascendc")

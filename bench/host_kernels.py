@@ -216,7 +216,7 @@ def main() -> None:
 
     import torch
 
-    from pypto_ast import knobs, pipeline
+    from pypto_ast import knobs, live, pipeline
     from pypto_ast.emit.host_backend import run_host
     from pypto_ast.runner import outputs_match
 
@@ -231,7 +231,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name, label, template, sub, inputs, eager, eager_args, tol in cases(args.quick):
             path = write_kernel(Path(tmp), name, template, sub)
-            kernel = pipeline.find_kernel(pipeline.load_module(str(path)))
+            kernel = live.find_kernel(live.load_module(str(path)))
             row = {"label": label, "eager": [], "host": [], "floor": [], "emit": []}
             try:
                 program = pipeline.lower(kernel, inputs)

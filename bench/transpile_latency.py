@@ -46,20 +46,20 @@ RESULT = "RESULT "
 
 # -- ours ---------------------------------------------------------------------------------
 def transpile_once(path: Path, inputs: dict) -> str:
-    from pypto_ast import pipeline
+    from pypto_ast import live, pipeline
 
-    module = pipeline.load_module(str(path))
-    kernel = pipeline.find_kernel(module)
+    module = live.load_module(str(path))
+    kernel = live.find_kernel(module)
     return pipeline.emit(pipeline.lower(kernel, inputs), "ir")
 
 
 def time_ours(path: Path, repeat: int):
     """Median milliseconds, or None when the example does not lower."""
-    from pypto_ast import pipeline
+    from pypto_ast import live, pipeline
 
     with contextlib.redirect_stdout(io.StringIO()):  # kernels that print() while traced
         try:
-            module = pipeline.load_module(str(path))
+            module = live.load_module(str(path))
             inputs = module.example_inputs() if hasattr(module, "example_inputs") else {}
             transpile_once(path, inputs)  # warm-up: imports, caches
         except pipeline.PipelineError:
@@ -75,13 +75,13 @@ def time_ours(path: Path, repeat: int):
 def time_emit_ascendc(path: Path, repeat: int):
     """Median milliseconds of ``pipeline.emit(program, "ascendc")``, or None when the example
     does not lower or the emitter rejects it."""
-    from pypto_ast import pipeline
+    from pypto_ast import live, pipeline
 
     with contextlib.redirect_stdout(io.StringIO()):
         try:
-            module = pipeline.load_module(str(path))
+            module = live.load_module(str(path))
             inputs = module.example_inputs() if hasattr(module, "example_inputs") else {}
-            program = pipeline.lower(pipeline.find_kernel(module), inputs)
+            program = pipeline.lower(live.find_kernel(module), inputs)
             pipeline.emit(program, "ascendc")  # warm-up; raises KernelErrors when unsupported
         except pipeline.PipelineError:  # includes KernelErrors (EmitError, UB budget)
             return None

@@ -83,7 +83,7 @@ def _source(path: Optional[str]) -> dict:
 @click.option("-q", "--quiet", is_flag=True, help="no progress lines on stderr (compiler runs of --build/--run)")
 def main(file, emit, output, do_run, do_build, backend, soc, kernel_name, merge_loop1, no_spans, quiet) -> None:
     """Lower the PyPTO kernel in FILE to the control/compute IR."""
-    from pypto_ast import pipeline
+    from pypto_ast import live, pipeline
 
     soc = soc.lower()
     if do_build and backend != "host":
@@ -96,8 +96,8 @@ def main(file, emit, output, do_run, do_build, backend, soc, kernel_name, merge_
         emit = "ir"
     progress = None if quiet else (lambda line: click.echo(line, err=True))
     try:
-        module = pipeline.load_module(file)
-        kernel = pipeline.find_kernel(module, kernel_name)
+        module = live.load_module(file)
+        kernel = live.find_kernel(module, kernel_name)
         inputs = module.example_inputs() if hasattr(module, "example_inputs") else {}
         if not isinstance(inputs, dict):
             raise pipeline.PipelineError("example_inputs() must return a dict of arguments by parameter name", file)

@@ -66,13 +66,13 @@ def golden_path(kind: str, example: str) -> Path:
 
 def lower_example(path: Path):
     """The example's Program, or None when pypto-transpile would stop with a diagnostic."""
-    from pypto_ast import pipeline
+    from pypto_ast import live, pipeline
 
     try:
         # a kernel's own print() runs while it is traced (pitfall PTO007): not golden output
         with contextlib.redirect_stdout(io.StringIO()):
-            module = pipeline.load_module(str(path))
-            kernel = pipeline.find_kernel(module)
+            module = live.load_module(str(path))
+            kernel = live.find_kernel(module)
             inputs = module.example_inputs() if hasattr(module, "example_inputs") else {}
             return pipeline.lower(kernel, inputs)
     except pipeline.PipelineError:  # includes KernelErrors
@@ -119,12 +119,12 @@ def ascendc_dir(kernel: str) -> Path:
 def render_ascendc(path: Path) -> dict[Path, str]:
     """Golden file -> text for every file the Ascend C emitter writes for one kernel, lowered
     with its ``example_inputs()``; raises GoldenError when it does not lower or emit."""
-    from pypto_ast import pipeline
+    from pypto_ast import live, pipeline
 
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            module = pipeline.load_module(str(path))
-            kernel = pipeline.find_kernel(module)
+            module = live.load_module(str(path))
+            kernel = live.find_kernel(module)
             inputs = module.example_inputs() if hasattr(module, "example_inputs") else {}
             files = pipeline.emit(pipeline.lower(kernel, inputs), "ascendc")
     except pipeline.PipelineError as exc:  # includes KernelErrors (EmitError, UB budget)

@@ -40,7 +40,7 @@ def lint_text(text: str, path: str, settings: Settings, *, encoding: str = "utf-
     diagnostics: list[Diagnostic] = []
     failure = None
     try:
-        from ..model import build_model
+        from ..frontend import analyze as build_model
 
         model = build_model(source, settings)
         ctx = LintContext(source, model, settings)

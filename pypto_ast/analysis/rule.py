@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, ClassVar, Iterator
 from ..diagnostics import Diagnostic, Fix, Note, Severity, Span
 
 if TYPE_CHECKING:
-    from ..model import ModuleModel
+    from ..frontend import ModuleModel
     from ..settings import Settings
     from ..source import SourceFile
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import ctypes
 import json
-from pathlib import Path
 from typing import Optional
 
 from . import ascendc
 from .build import load_library
-from .host_runtime import HEADER_DIR, build_program
+from .host_runtime import build_program
 _DTYPES = {"fp32": "float32", "fp16": "float16", "int32": "int32", "bf16": "bfloat16", "int8": "int8",
            "bool": "bool", "int64": "int64", "int16": "int16", "uint8": "uint8"}
 MAX_DIMS = 8

@@ -106,6 +106,8 @@ class ModuleScope:
         except Exception:  # noqa: BLE001
             return UNKNOWN
 
+    evaluate_static = evaluate  # the name rules use
+
     def may_inline(self, func: FuncRef) -> bool:
         """Module-level code may call small, loop-free functions (``SHAPE = make_shape(4)``); a
         ``main()`` or a test is never run to evaluate the module."""

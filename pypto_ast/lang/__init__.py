@@ -2,42 +2,33 @@
 official ``pypto`` is not installed (``pypto-transpile --run`` serves ``import pypto`` from here).
 
 Module-level use (annotations, dtypes, decorators, ``set_vec_tile_shapes`` at module
-level) works on its own. Inside a kernel every op forwards to the active *backend* — the
-tracer in ``pypto_ast.transforms.lower`` — which records the control/compute IR. Calling
-an op outside a kernel trace is an error that says so. Standard library only.
+level) works on its own. Kernel bodies are never run: calling a kernel lowers it from its
+*source* (``pypto_ast.frontend``), so an op called from live Python is an error that says
+so. Standard library only.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Any, Optional
 
 __version__ = "0.2.0+pypto_ast"
 
-# -- the active backend (set by the tracer while a kernel body runs) ---------------------
-_backend: Optional[Any] = None
+# Module-level tile shapes (what ``get_vec_tile_shapes`` answers outside kernels).
 _module_tiles: dict = {"vec": None, "cube": None}
 
 
-def _set_backend(backend) -> Optional[Any]:
-    global _backend
-    previous, _backend = _backend, backend
-    return previous
-
-
-def _active(name: str):
-    if _backend is None:
-        raise RuntimeError(f"pypto.{name} can only be used inside a kernel being traced")
-    return _backend
+def _not_live(name: str):
+    raise RuntimeError(f"pypto.{name} is read from the kernel's source, not run: call the kernel "
+                       f"(or `pypto-transpile`) instead of calling pypto.{name} directly")
 
 
 def _forward(name: str):
     def op(*args, **kwargs):
-        return _active(name).call(name, args, kwargs)
+        _not_live(name)
 
     op.__name__ = name
     op.__qualname__ = name
-    op.__doc__ = f"pypto.{name}: recorded as an IR op while a kernel is traced."
+    op.__doc__ = f"pypto.{name}: an op of kernel bodies, lowered from source (not callable live)."
     return op
 
 
@@ -131,8 +122,6 @@ class Tensor:
     """``pypto.Tensor``: an annotation outside kernels, a local tensor declaration inside."""
 
     def __new__(cls, shape=None, dtype=None, name="", format=None, **_ignored):
-        if _backend is not None:
-            return _backend.call("tensor", (shape, dtype, name), {})
         return TensorSpec(shape, dtype if dtype is not None else (DT_FP32 if shape is not None else None), name, format)  # noqa: F821
 
     def __class_getitem__(cls, item):
@@ -164,33 +153,27 @@ class Element:
 
 # -- control flow and configuration -------------------------------------------------------
 def loop(*args, **kwargs):
-    return _active("loop").loop("loop", args, kwargs)
+    _not_live("loop")
 
 
 def loop_unroll(*args, **kwargs):
-    return _active("loop_unroll").loop("loop_unroll", args, kwargs)
+    _not_live("loop_unroll")
 
 
 def set_vec_tile_shapes(*dims):
-    if _backend is None:
-        _module_tiles["vec"] = tuple(dims)
-        return None
-    return _backend.call("set_vec_tile_shapes", dims, {})
+    _module_tiles["vec"] = tuple(dims)
 
 
 def set_cube_tile_shapes(m, k, n, enable_split_k=False):
-    if _backend is None:
-        _module_tiles["cube"] = (tuple(m), tuple(k), tuple(n))
-        return None
-    return _backend.call("set_cube_tile_shapes", (m, k, n), {"enable_split_k": enable_split_k})
+    _module_tiles["cube"] = (tuple(m), tuple(k), tuple(n))
 
 
 def get_vec_tile_shapes():
-    return _backend.vec_tile if _backend is not None else _module_tiles["vec"]
+    return _module_tiles["vec"]
 
 
 def get_cube_tile_shapes():
-    return _backend.cube_tile if _backend is not None else _module_tiles["cube"]
+    return _module_tiles["cube"]
 
 
 def _noop(*args, **kwargs):
@@ -223,26 +206,20 @@ class options:
 
     def __init__(self, name: str = "", vec_tile_shapes=None, cube_tile_shapes=None, **_ignored):
         self.vec, self.cube = vec_tile_shapes, cube_tile_shapes
-        self._saved = None
+
+    def __call__(self, func):  # ``@pypto.options(...)`` on a test function: read from source
+        return func
 
     def __enter__(self):
-        if _backend is not None:
-            self._saved = (_backend.vec_tile, _backend.cube_tile)
-            if self.vec is not None:
-                _backend.vec_tile = tuple(self.vec)
-            if self.cube is not None:
-                _backend.cube_tile = tuple(tuple(x) for x in self.cube)
         return self
 
     def __exit__(self, *exc):
-        if _backend is not None and self._saved is not None:
-            _backend.vec_tile, _backend.cube_tile = self._saved
         return False
 
 
 def function(name, *tensors):
-    """Legacy ``with pypto.function(name, *tensors):`` (traced by the backend when active)."""
-    return _active("function").legacy_function(name, tensors)
+    """Legacy ``with pypto.function(name, *tensors):``: its body is lowered from source."""
+    _not_live("function")
 
 
 from . import frontend  # noqa: E402,F401  (needs the names above; re-exported as pypto.frontend)

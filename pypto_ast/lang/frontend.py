@@ -6,7 +6,7 @@ import functools
 
 
 class Kernel:
-    """What ``@pypto.frontend.jit`` makes of a function: it is traced when called."""
+    """What ``@pypto.frontend.jit`` makes of a function: it is lowered from source when called."""
 
     kind = "jit"
 
@@ -16,8 +16,8 @@ class Kernel:
         functools.update_wrapper(self, func)
 
     def __call__(self, *args, **kwargs):
-        """Run the kernel on torch tensors with the reference interpreter (the CPU oracle)."""
-        from pypto_ast.pipeline import call_kernel  # heavy: torch, the tracer
+        """Run the kernel on torch tensors: lowered from its source, run by the reference interpreter."""
+        from pypto_ast.pipeline import call_kernel  # heavy: torch, the front end
 
         return call_kernel(self, args, kwargs)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pypto_ast import pipeline
+from pypto_ast import live, pipeline
 from pypto_ast.runner import run_and_compare
 
 KERNELS = sorted((Path(__file__).parent / "kernels").glob("k*.py"))
@@ -22,8 +22,8 @@ HAVE_PARSER = importlib.util.find_spec("pypto_ast.ir.parser") is not None
 
 
 def _load(path: Path):
-    module = pipeline.load_module(str(path))
-    return module, pipeline.find_kernel(module)
+    module = live.load_module(str(path))
+    return module, live.find_kernel(module)
 
 
 @pytest.mark.parametrize("path", KERNELS, ids=[p.stem for p in KERNELS])

@@ -23,7 +23,7 @@ import torch
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from pypto_ast import pipeline
+from pypto_ast import live, pipeline
 
 # Constants exactly representable in fp16 (and divisors that are powers of two), so the
 # Element rule (scalars rounded to the tensor dtype first) cannot make the worlds differ.
@@ -222,7 +222,7 @@ def test_random_kernel_matches_torch(spec, seed):
         path = os.path.join(tmp, "random_kernel.py")
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(source)
-        kernel = pipeline.find_kernel(pipeline.load_module(path))
+        kernel = live.find_kernel(live.load_module(path))
         program = pipeline.lower(kernel, inputs)
         pipeline.run(program, inputs)
     expected = torch_chain(spec, pristine["x"], pristine["y"])

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from pypto_ast import knobs, pipeline
+from pypto_ast import knobs, live, pipeline
 from pypto_ast.emit.errors import EmitError
 from pypto_ast.runner import DEFAULT_TOLERANCE, run_and_compare
 
@@ -53,8 +53,8 @@ UNSUPPORTED: dict[str, str] = {}
 
 def _load(path: Path):
     with contextlib.redirect_stdout(io.StringIO()):  # kernels that print() while traced
-        module = pipeline.load_module(str(path))
-        return module, pipeline.find_kernel(module)
+        module = live.load_module(str(path))
+        return module, live.find_kernel(module)
 
 
 def _run(module, kernel, backend: str):

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from pypto_ast import knobs, pipeline
+from pypto_ast import knobs, live, pipeline
 from pypto_ast.emit.host_backend import HostRunError, run_host
 from pypto_ast.runner import run_and_compare
 
@@ -48,8 +48,8 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 
 def _load(path: Path):
     with contextlib.redirect_stdout(io.StringIO()):
-        module = pipeline.load_module(str(path))
-        return module, pipeline.find_kernel(module)
+        module = live.load_module(str(path))
+        return module, live.find_kernel(module)
 
 
 # -- (a) the UB budget --------------------------------------------------------------------

@@ -32,7 +32,7 @@ import torch
 from hypothesis import example, given, note, settings
 from hypothesis import strategies as st
 
-from pypto_ast import knobs, pipeline
+from pypto_ast import knobs, live, pipeline
 
 pytestmark = pytest.mark.skipif(
     shutil.which(knobs.cxx) is None,
@@ -188,7 +188,7 @@ def _run(source: str, spec: Spec, seed: int, backend: str):
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(source)
         with contextlib.redirect_stdout(io.StringIO()):
-            kernel = pipeline.find_kernel(pipeline.load_module(path))
+            kernel = live.find_kernel(live.load_module(path))
             program = pipeline.lower(kernel, inputs)
             pipeline.run(program, inputs, backend)
     return inputs

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 import torch
 
-from pypto_ast import knobs, pipeline
+from pypto_ast import knobs, live, pipeline
 from pypto_ast.ir import interp as torch_interp
 from pypto_ast.emit.ascendc import EmitError, emit_program
 from pypto_ast.emit.host_backend import run_host
@@ -95,7 +95,7 @@ def col_sum(x: pypto.Tensor((16, 64), F32), out: pypto.Tensor((1, 64), F32)):
 def _lower(tmp_path, name, text):
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(text))
-    return pipeline.lower(pipeline.find_kernel(pipeline.load_module(str(path))))
+    return pipeline.lower(live.find_kernel(live.load_module(str(path))))
 
 
 def _both(program, inputs, tmp_path):

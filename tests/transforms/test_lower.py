@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pypto_ast import pipeline  # noqa: E402
+from pypto_ast import live, pipeline  # noqa: E402
 from pypto_ast import ir  # noqa: E402
 
 HEAD = "import pypto\n\n"
@@ -17,8 +17,8 @@ HEAD = "import pypto\n\n"
 def load(tmp_path, body: str, name="k.py"):
     path = tmp_path / name
     path.write_text(HEAD + textwrap.dedent(body))
-    module = pipeline.load_module(str(path))
-    return module, pipeline.find_kernel(module)
+    module = live.load_module(str(path))
+    return module, live.find_kernel(module)
 
 
 def lower(tmp_path, body, inputs=None, **kw):
@@ -177,8 +177,8 @@ def test_return_convention_with_pypto_ast_jit(tmp_path):
     path.write_text("import pypto\nimport pypto_ast\n\n@pypto_ast.jit\n"
                     "def k(a: pypto.Tensor((8, 16), pypto.DT_FP32)):\n"
                     "    pypto.set_vec_tile_shapes(8, 16)\n    return pypto.amax(a, -1, keepdim=True), a * 3.0\n")
-    module = pipeline.load_module(str(path))
+    module = live.load_module(str(path))
     a = torch.randn(8, 16)
-    m, t = pipeline.find_kernel(module)(a)
+    m, t = live.find_kernel(module)(a)
     torch.testing.assert_close(m, a.amax(-1, keepdim=True))
     torch.testing.assert_close(t, a * 3.0)

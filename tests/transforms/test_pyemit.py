@@ -13,7 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pypto_ast import lang, pipeline  # noqa: E402
+from pypto_ast import lang, live, pipeline  # noqa: E402
 from pypto_ast.runner import run_and_compare  # noqa: E402
 from pypto_ast import ir  # noqa: E402
 from pypto_ast.ir.pyemit import emit_python  # noqa: E402
@@ -43,9 +43,9 @@ def _clone(inputs: dict) -> dict:
 
 @functools.cache
 def _original(path: Path):
-    module = pipeline.load_module(str(path))
+    module = live.load_module(str(path))
     inputs = module.example_inputs()
-    return module, pipeline.lower(pipeline.find_kernel(module), _clone(inputs)), inputs
+    return module, pipeline.lower(live.find_kernel(module), _clone(inputs)), inputs
 
 
 def _glue(example: Path) -> str:
@@ -67,8 +67,8 @@ def _relower(path: Path, tmp_path: Path):
     _, program, _ = _original(path)
     generated = tmp_path / f"emitted_{path.stem}.py"
     generated.write_text(emit_python(program) + _glue(path))
-    module = pipeline.load_module(str(generated))
-    kernel = pipeline.find_kernel(module)
+    module = live.load_module(str(generated))
+    kernel = live.find_kernel(module)
     return module, kernel, pipeline.lower(kernel, _clone(module.example_inputs()))
 
 
@@ -91,8 +91,8 @@ def test_pitfalls_that_do_not_lower_fail_located(name):
     error, fragment = NOT_LOWERED[name]
     path = EXAMPLES / f"{name}.py"
     with pytest.raises(error) as info:
-        module = pipeline.load_module(str(path))
-        pipeline.lower(pipeline.find_kernel(module), module.example_inputs())
+        module = live.load_module(str(path))
+        pipeline.lower(live.find_kernel(module), module.example_inputs())
     assert fragment in info.value.message
     assert info.value.path and Path(info.value.path).name == path.name
     if isinstance(info.value, pipeline.KernelErrors):
@@ -137,7 +137,7 @@ def test_emitted_file_runs_like_the_source(path, tmp_path):
         except pipeline.KernelErrors as exc:  # the interpreter refused (a pitfall): same refusal
             return _unlocated(exc.message)
 
-    assert verdict(module, kernel) == verdict(original_module, pipeline.find_kernel(original_module))
+    assert verdict(module, kernel) == verdict(original_module, live.find_kernel(original_module))
 
 
 @pytest.mark.parametrize("path", LOWERED, ids=lambda p: p.stem)
@@ -158,8 +158,8 @@ HEAD = "import pypto\n\n"
 def _lower_text(tmp_path: Path, source: str, inputs: dict, name: str = "k.py") -> ir.Program:
     path = tmp_path / name
     path.write_text(source)
-    module = pipeline.load_module(str(path))
-    return pipeline.lower(pipeline.find_kernel(module), _clone(inputs))
+    module = live.load_module(str(path))
+    return pipeline.lower(live.find_kernel(module), _clone(inputs))
 
 
 def _tiles(program: ir.Program) -> list:

@@ -22,7 +22,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from pypto_ast import pipeline  # noqa: E402
+from pypto_ast import live, pipeline  # noqa: E402
 from pypto_ast.ir.pyemit import emit_python  # noqa: E402
 
 
@@ -103,8 +103,8 @@ def _log_errors(home: Path) -> list:
 
 @pytest.mark.parametrize("path", CLEAN, ids=lambda p: p.stem)
 def test_official_frontend_accepts_emitted_kernel(path, tmp_path):
-    module = pipeline.load_module(str(path))
-    program = pipeline.lower(pipeline.find_kernel(module), module.example_inputs())
+    module = live.load_module(str(path))
+    program = pipeline.lower(live.find_kernel(module), module.example_inputs())
     (tmp_path / "emitted_kernel.py").write_text(emit_python(program))
     (tmp_path / "driver.py").write_text(DRIVER)
     env = {k: v for k, v in os.environ.items() if k != "ASCEND_HOME_PATH"}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...diagnostics import Applicability, Edit, Fix, Note
-from ...values import TensorVal
+from ...frontend.values import Tensor as TensorVal
 from ..rule import Case, LintContext, Rule
 
 _HEAD = "import pypto\n\n@pypto.frontend.jit\ndef add_one(x: pypto.Tensor((64, 64), pypto.DT_FP32),\n            out: pypto.Tensor((64, 64), pypto.DT_FP32)):\n    pypto.set_vec_tile_shapes(32, 64)\n"

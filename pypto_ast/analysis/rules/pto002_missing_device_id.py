@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ...diagnostics import Applicability, Edit, Fix, Pos
-from ...values import ApiRef
+from ...frontend.values import ApiRef
 from ..rule import Case, LintContext, Rule
 
 SET_DEVICE = {"torch.npu.set_device", "torch_npu.npu.set_device"}

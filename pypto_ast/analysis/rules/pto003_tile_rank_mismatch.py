@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...diagnostics import Note
-from ...values import Sym
+from ...frontend.values import Sym
 from ..rule import Case, LintContext, Rule
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...values import ApiRef
+from ...frontend.values import ApiRef
 from ..rule import Case, LintContext, Rule
 
 MAX_VEC_DIMS = 4

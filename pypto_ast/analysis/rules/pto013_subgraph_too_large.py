@@ -6,7 +6,7 @@ from typing import Optional
 
 from ...frontend import api
 from ...diagnostics import Severity
-from ...facts import OpFact
+from ...frontend.facts import OpFact
 from ..rule import Case, LintContext, Rule, Valid
 
 TOP = 3  # contributors named in the message

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ...diagnostics import Applicability, Edit, Fix
-from ...values import ApiRef
+from ...frontend.values import ApiRef
 from ..rule import Case, LintContext, Rule
 
 _KERNEL = (
