@@ -12,7 +12,7 @@ import sys
 import uuid
 from typing import Optional
 
-from .pipeline import KernelErrors, PipelineError  # noqa: F401  (re-raised by callers)
+from .pipeline import PipelineError
 from .lang import frontend
 
 
@@ -68,48 +68,17 @@ def _line_in(exc: BaseException, path: str):
 
 
 def find_kernel(module, name: Optional[str] = None) -> frontend.Kernel:
+    """The module-level ``@pypto.frontend.jit`` object named ``name`` (or the only one).  Kernels
+    nested in functions and legacy bodies have no such object: ``pipeline.lower_file`` lowers them."""
     kernels = {k: v for k, v in vars(module).items()
                if isinstance(v, frontend.Kernel) and not isinstance(v, frontend.InlineFunction)}
+    path = getattr(module, "__file__", None)
     if name is not None:
         if name not in kernels:
-            raise PipelineError(f"no jit kernel named {name!r} (found: {', '.join(sorted(kernels)) or 'none'})",
-                                getattr(module, "__file__", None))
+            raise PipelineError(f"no module-level jit kernel named {name!r} "
+                                f"(found: {', '.join(sorted(kernels)) or 'none'})", path)
         return kernels[name]
-    if not kernels and _has_legacy_function(module):
-        raise KernelErrors([("legacy `with pypto.function(...)` kernels are not lowered; decorate the "
-                             "kernel with @pypto.frontend.jit", _legacy_span(module))],
-                           getattr(module, "__file__", None))
     if len(kernels) != 1:
         found = ", ".join(sorted(kernels)) or "none"
-        raise PipelineError(f"expected exactly one jit kernel, found {found}: choose one with --kernel",
-                            getattr(module, "__file__", None))
+        raise PipelineError(f"expected exactly one module-level jit kernel, found {found}", path)
     return next(iter(kernels.values()))
-
-
-def _legacy_with(module):
-    import ast
-
-    path = getattr(module, "__file__", None)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read())
-    except (OSError, TypeError, SyntaxError, ValueError):
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.With):
-            for item in node.items:
-                call = item.context_expr
-                if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "function":
-                    return call
-    return None
-
-
-def _has_legacy_function(module) -> bool:
-    return _legacy_with(module) is not None
-
-
-def _legacy_span(module):
-    from . import ir
-
-    call = _legacy_with(module)
-    return ir.Span(call.lineno, call.col_offset, call.end_lineno, call.end_col_offset) if call else None

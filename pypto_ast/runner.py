@@ -39,13 +39,15 @@ def outputs_match(got, want, rtol: float, atol: float) -> bool:
 def run_and_compare(module, kernel, inputs: dict, *, backend: str = "interp", merge_loop1: bool = False,
                     echo: Callable[[str], None] = print, soc: Optional[str] = None,
                     progress: Optional[Callable[[str], None]] = None) -> int:
-    import torch
+    """``kernel``: the Program already lowered for ``inputs`` (``pypto-transpile --run``), or a
+    live kernel object of ``module``, lowered here from its source."""
+    from .ir import Program
 
     if not hasattr(module, "reference"):
         raise pipeline.PipelineError("the module defines no reference(**inputs) to compare with",
                                      getattr(module, "__file__", None))
     pristine = {k: _clone(v) for k, v in inputs.items()}
-    program = pipeline.lower(kernel, inputs, merge_loop1=merge_loop1)
+    program = kernel if isinstance(kernel, Program) else pipeline.lower(kernel, inputs, merge_loop1=merge_loop1)
     stats: dict = {}
     try:
         if backend == "host":
@@ -83,7 +85,7 @@ def run_and_compare(module, kernel, inputs: dict, *, backend: str = "interp", me
         actual = dict(zip(names, returned_values))
     tolerance = getattr(module, "TOLERANCE", None)
     failed = False
-    echo(f"backend: {backend}  kernel: {kernel.__name__}  paths: {program.paths}")
+    echo(f"backend: {backend}  kernel: {program.name}  paths: {program.paths}")
     if "min_bytes" in stats:
         moved = stats["gm_to_ub_bytes"] + stats["ub_to_gm_bytes"]
         ratio = moved / stats["min_bytes"] if stats["min_bytes"] else float("nan")

@@ -18,16 +18,15 @@ For each kernel in ``ASCENDC`` (a few the host backend supports), every file of
 ``tests/golden/ascendc/<kernel>/<file>``.  A listed kernel the emitter rejects is an error
 (exit 2): take it off the list or fix the emitter.
 
-Lowering uses ``example_inputs()`` when the module has it, exactly like ``pypto-transpile``.
+Lowering reads the example's source and never runs it, exactly like ``pypto-transpile``: shapes
+come from the annotations or from the module's own calls of the kernel.
 ``tests/golden/test_goldens.py`` compares the same renderings (``render_all``) with the files.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
-import io
 import os
 import subprocess
 import sys
@@ -66,15 +65,10 @@ def golden_path(kind: str, example: str) -> Path:
 
 def lower_example(path: Path):
     """The example's Program, or None when pypto-transpile would stop with a diagnostic."""
-    from pypto_ast import live, pipeline
+    from pypto_ast import pipeline
 
     try:
-        # a kernel's own print() runs while it is traced (pitfall PTO007): not golden output
-        with contextlib.redirect_stdout(io.StringIO()):
-            module = live.load_module(str(path))
-            kernel = live.find_kernel(module)
-            inputs = module.example_inputs() if hasattr(module, "example_inputs") else {}
-            return pipeline.lower(kernel, inputs)
+        return pipeline.lower_file(str(path))
     except pipeline.PipelineError:  # includes KernelErrors
         return None
 
@@ -118,15 +112,11 @@ def ascendc_dir(kernel: str) -> Path:
 
 def render_ascendc(path: Path) -> dict[Path, str]:
     """Golden file -> text for every file the Ascend C emitter writes for one kernel, lowered
-    with its ``example_inputs()``; raises GoldenError when it does not lower or emit."""
-    from pypto_ast import live, pipeline
+    from its source; raises GoldenError when it does not lower or emit."""
+    from pypto_ast import pipeline
 
     try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            module = live.load_module(str(path))
-            kernel = live.find_kernel(module)
-            inputs = module.example_inputs() if hasattr(module, "example_inputs") else {}
-            files = pipeline.emit(pipeline.lower(kernel, inputs), "ascendc")
+        files = pipeline.emit(pipeline.lower_file(str(path)), "ascendc")
     except pipeline.PipelineError as exc:  # includes KernelErrors (EmitError, UB budget)
         raise GoldenError(f"{path.relative_to(ROOT)}: no Ascend C: {exc.message}") from None
     return {ascendc_dir(path.stem) / name: text for name, text in sorted(files.items())}

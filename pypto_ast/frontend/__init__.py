@@ -61,7 +61,7 @@ def lower(scope: ModuleScope, name: Optional[str] = None, given: Optional[Given]
         kdef = choose(discover(scope), name, getattr(scope.source, "path", None))
     reader = KernelReader(scope, kdef)
     merged = given
-    if use_call_sites and kdef.kind != "legacy":
+    if use_call_sites:
         found = call_sites(scope, kdef)
         if found is not None:
             merged = Given(dict(found.tensors), dict(found.scalars), found.origin)

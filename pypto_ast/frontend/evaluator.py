@@ -42,6 +42,8 @@ _BIN = {"Add": "+", "Sub": "-", "Mult": "*", "FloorDiv": "//", "Mod": "%", "Div"
 _CMP = {"Eq": "==", "NotEq": "!=", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">="}
 
 
+_ABSENT = object()  # a name not bound before a comprehension
+
 class _Return(Exception):
     def __init__(self, value):
         self.value = value
@@ -277,7 +279,9 @@ class Evaluator:
             return base.name
         if isinstance(base, ops.EnumValue) and attr in ("name", "value"):
             return base.name
-        if is_static(base) and not isinstance(base, (int, float, bool)) or isinstance(base, (int, float)):
+        if isinstance(base, (list, tuple, dict, set)) or (
+                is_static(base) and not isinstance(base, (int, float, bool)) or isinstance(base, (int, float))):
+            # containers of anything (tensors, torch specs) keep Python's methods: results.append(t)
             if attr in pyvalues.PURE_METHODS.get(type(base), ()) or attr in pyvalues.MUTATING_METHODS.get(type(base), ()):
                 return StaticMethod(base, attr)
             if isinstance(base, (int, float)) and attr in ("real", "imag"):
@@ -395,6 +399,75 @@ class Evaluator:
     def eval_Lambda(self, node):
         return FuncRef(node, "<lambda>", self.frame.scope, self.frame if self.frame.context != "module" else None,
                        self.source)
+
+    # -- comprehensions: unrolled over static iterables, in a scope of their own ------------------
+    def eval_ListComp(self, node):
+        out = self.comprehension(node)
+        return UNKNOWN if out is None else out
+
+    eval_GeneratorExp = eval_ListComp  # consumed at once by what takes it (sum, tuple, ...)
+
+    def eval_SetComp(self, node):
+        out = self.comprehension(node)
+        try:
+            return UNKNOWN if out is None else set(out)
+        except TypeError:
+            return UNKNOWN
+
+    def eval_DictComp(self, node):
+        out = self.comprehension(node)
+        try:
+            return UNKNOWN if out is None else dict(out)
+        except TypeError:
+            return UNKNOWN
+
+    def comprehension(self, node) -> Optional[list]:
+        """The items of a comprehension (``(key, value)`` pairs for a dict), or None when an
+        iterable or a condition is not a build-time value.  Its targets do not leak."""
+        names = {n.id for gen in node.generators for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+        env, bindings = self.frame.env, self.frame.bindings
+        saved = {n: (env.get(n, _ABSENT), bindings.get(n, _ABSENT)) for n in names}
+        out: list = []
+        try:
+            done = self._generate(node, 0, out)
+        finally:
+            for n, (value, binding) in saved.items():
+                for table, old in ((env, value), (bindings, binding)):
+                    if old is _ABSENT:
+                        table.pop(n, None)
+                    else:
+                        table[n] = old
+        return out if done else None
+
+    def _generate(self, node, depth: int, out: list) -> bool:
+        if depth == len(node.generators):
+            if isinstance(node, ast.DictComp):
+                out.append((self.eval(node.key), self.eval(node.value)))
+            else:
+                out.append(self.eval(node.elt))
+            return True
+        gen = node.generators[depth]
+        iterable = self.eval(gen.iter)
+        if isinstance(iterable, (list, tuple, dict)):
+            items = list(iterable)
+        elif is_static(iterable):
+            items = pyvalues._materialise(iterable)
+        else:
+            items = None
+        if items is None or self.iterations + len(items) > MAX_STATIC_ITERATIONS:
+            return False
+        self.iterations += len(items)
+        for item in items:
+            self.assign(gen.target, item, None)
+            keep = True
+            for cond in gen.ifs:
+                value = self.eval(cond)
+                if not is_static(value) or isinstance(value, Sym):
+                    return False
+                keep = keep and bool(value)
+            if keep and not self._generate(node, depth + 1, out):
+                return False
+        return True
 
     def eval_NamedExpr(self, node):
         value = self.eval(node.value)
@@ -799,9 +872,9 @@ class Evaluator:
     # -- functions -----------------------------------------------------------------------------
     def call_function(self, node, func: FuncRef, args, kwargs):
         kind = self.scope.decorator_kind(func)
+        if self.on_kernel_call is not None and self.kernel is None:  # a kernel, or a legacy body's function
+            self.on_kernel_call(func, args, kwargs, node)
         if kind in ("jit", "pypto.jit"):
-            if self.on_kernel_call is not None:
-                self.on_kernel_call(func, args, kwargs, node)
             if self.kernel is not None and self.building:
                 return self.problem("PTO100", "calling a jit kernel from a kernel is not supported (pypto 0.2.0: "
                                               "input type is not currently supported); make it a "

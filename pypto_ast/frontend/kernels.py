@@ -140,13 +140,21 @@ class HostContext:
     def __init__(self, scope: ModuleScope):
         self.scope = scope
 
-    def env_at(self, kdef: KernelDef) -> Optional[Frame]:
-        """The frame of the innermost function around ``kdef`` as it is when ``kdef`` is reached."""
+    def env_at(self, kdef: KernelDef, given: Optional[Given] = None) -> Optional[Frame]:
+        """The frame of the innermost function around ``kdef`` as it is when ``kdef`` is reached
+        (``given``: the call's arguments of that function, for legacy bodies run by --run)."""
         owner = kdef.owner
         if owner is None:
             return None
         ev = Evaluator(self.scope)
-        frame = Frame(owner, "host", self.scope, self.scope.source, env=self.parameters(owner))
+        env = self.parameters(owner)
+        for name, (shape, dtype) in (given.tensors.items() if given is not None else ()):
+            if name in env:
+                env[name] = TorchSpec(tuple(shape), dtype, param=name)
+        for name, value in (given.scalars.items() if given is not None else ()):
+            if name in env:
+                env[name] = value
+        frame = Frame(owner, "host", self.scope, self.scope.source, env=env)
         captured: dict = {}
         target = kdef.node
 
@@ -227,18 +235,30 @@ def _index_of(block, target) -> int:
 
 def call_sites(scope: ModuleScope, kdef: KernelDef, limit: int = 8) -> Optional[Given]:
     """Shapes from the module's own calls of the kernel, evaluated statically (the first call
-    whose tensor arguments all have build-time shapes)."""
-    name = kdef.node.name if isinstance(kdef.node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
-    if name is None:
+    whose tensor arguments all have build-time shapes).  A legacy body is called through the
+    function around it; the callers looked at are functions and the ``if __name__ == "__main__"``
+    block."""
+    target = kdef.node if kdef.kind != "legacy" else kdef.owner
+    if not isinstance(target, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
+    name = target.name
     callers = [f for f in ast.walk(scope.source.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-               and f is not kdef.node and _calls(f, name)]
+               and f is not target and _calls(f, name)]
     callers.sort(key=lambda f: (0 if kdef.owner is f else 1, f.lineno))
-    for func in callers[:limit]:
-        found = _first_call(scope, kdef, func)
+    callers += [stmt for stmt in scope.source.tree.body if _is_main_block(stmt) and _calls(stmt, name)]
+    for caller in callers[:limit]:
+        found = _first_call(scope, target, caller)
         if found is not None:
             return found
     return None
+
+
+def _is_main_block(stmt: ast.stmt) -> bool:
+    """``if __name__ == "__main__":`` at module level."""
+    test = getattr(stmt, "test", None) if isinstance(stmt, ast.If) else None
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__")
 
 
 def _calls(func: ast.AST, name: str) -> bool:
@@ -250,18 +270,30 @@ def _calls(func: ast.AST, name: str) -> bool:
     return False
 
 
-def _first_call(scope, kdef: KernelDef, func: ast.FunctionDef) -> Optional[Given]:
+def _first_call(scope, target: ast.FunctionDef, func: ast.AST) -> Optional[Given]:
+    """Run ``func`` (a function, or the ``__main__`` block) statically until it calls ``target``."""
     result: dict = {}
 
     def hook(ref: FuncRef, args, kwargs, node):
-        if ref.node is not kdef.node or "given" in result:
+        if ref.node is not target or "given" in result:
             return
-        given = given_from_call(kdef.node, args, kwargs)
+        given = given_from_call(target, args, kwargs)
         if given is not None:
             result["given"] = given
             raise _Stop()
 
     ev = Evaluator(scope, on_kernel_call=hook)
+    if isinstance(func, ast.If):  # the __main__ block: module names, on a copy
+        ev.frames.append(Frame(None, "host", scope, scope.source, env=dict(scope.env)))
+        try:
+            ev.exec_block(func.body)
+        except _Stop:
+            pass
+        except RecursionError:
+            raise
+        except Exception:  # noqa: BLE001
+            pass
+        return result.get("given")
     host = HostContext(scope)
     owner_frame = None
     owners = [o for o in _owners_of(scope.source.tree, func) if isinstance(o, (ast.FunctionDef, ast.AsyncFunctionDef))]
@@ -372,9 +404,9 @@ class KernelReader:
 
     def _start(self, ev: Evaluator, given: Optional[Given], builder: Optional[Builder] = None):
         kdef = self.kdef
-        closure = self.host.env_at(kdef)
+        closure = self.host.env_at(kdef, given if kdef.kind == "legacy" else None)
         if kdef.kind == "legacy":
-            frame, params, param_nodes = self._legacy_params(ev, closure, builder)
+            frame, params, param_nodes = self._legacy_params(ev, closure, given, builder)
         else:
             frame, params, param_nodes = self._function_params(ev, closure, given, builder)
         has_return = kdef.kind != "legacy" and any(
@@ -435,6 +467,8 @@ class KernelReader:
                 shape = tuple(self._lint_dim(name, axis, d) for axis, d in enumerate(ann.shape))
             return Tensor(shape, ann.dtype, "param", name)
         actual = given.tensors.get(name) if given is not None else None
+        if actual is None and given is not None and type(given.scalars.get(name)) is int:
+            actual = ((given.scalars[name],), None)  # --shape x=64: a one-dimensional tensor
         actual_shape, actual_dtype = (actual or (None, None))
         dtype = ann.dtype.ir if ann.dtype is not None else actual_dtype
         where = self.scope.source
@@ -511,7 +545,7 @@ class KernelReader:
             builder.params.append(ir.Param(name, "scalar", None, False, value))
         return value
 
-    def _legacy_params(self, ev: Evaluator, closure, builder):
+    def _legacy_params(self, ev: Evaluator, closure, given: Optional[Given], builder):
         kdef = self.kdef
         call = _legacy_call(self.scope, kdef.node)
         frame = Frame(kdef.owner, "legacy", self.scope, self.scope.source, closure=closure)
@@ -531,13 +565,19 @@ class KernelReader:
                 label = known.name or arg.id
             elif isinstance(known, TorchSpec):
                 shape, dtype = known.shape, api.DTYPES.get(_DT_BY_IR.get(known.dtype or "", ""))
+                label = known.param or label  # named as the call's argument, so a run binds it
+            given_here = given.tensors.get(label) or given.tensors.get(arg.id) if given is not None else None
+            if given_here is not None:  # --shape for a tensor whose shape the host code computes at run time
+                shape = given_here[0]
+                dtype = api.DTYPES.get(_DT_BY_IR.get(given_here[1] or "", ""), dtype)
             if shape is not None and any(not isinstance(d, int) for d in shape):
                 shape = tuple(self._lint_dim(label, axis, d) for axis, d in enumerate(shape))
             tensor = Tensor(tuple(shape) if shape is not None else None, dtype, "param", arg.id)
             if builder is not None:
                 if not tensor.known:
-                    raise FrontendError("PTO104", f"the legacy kernel's tensor `{arg.id}` has no build-time shape "
-                                                  "(declare it with pypto.tensor(shape, dtype, name))", arg,
+                    raise FrontendError("PTO104", f"the legacy kernel's tensor `{arg.id}` has no build-time shape: "
+                                                  f"give it with --shape {label}=64x128:fp32 (or declare it with "
+                                                  "pypto.tensor(shape, dtype, name) of static shape)", arg,
                                         self.scope.source)
                 tensor.ref = ir.TensorRef(label)
                 tensor.name = label

@@ -235,6 +235,7 @@ class TorchSpec:
 
     shape: tuple
     dtype: Optional[str]  # IR dtype string, None when not known
+    param: Optional[str] = None  # the host function's parameter it arrived as (a call's argument)
 
 
 class Method:

@@ -23,7 +23,6 @@ PATHS = sorted(EXAMPLES.glob("clean_*.py")) + sorted(EXAMPLES.glob("pitfall_*.py
 # Pitfalls that cannot lower, by design: (exception, a fragment of its message).
 NOT_LOWERED = {
     "pitfall_nested_same_idx": (pipeline.KernelErrors, "nested loops reuse idx_name"),
-    "pitfall_legacy_function": (pipeline.KernelErrors, "legacy `with pypto.function(...)` kernels are not lowered"),
 }
 LOWERED = [p for p in PATHS if p.stem not in NOT_LOWERED]
 
@@ -45,7 +44,7 @@ def _clone(inputs: dict) -> dict:
 def _original(path: Path):
     module = live.load_module(str(path))
     inputs = module.example_inputs()
-    return module, pipeline.lower(live.find_kernel(module), _clone(inputs)), inputs
+    return module, pipeline.lower_file(str(path), inputs=_clone(inputs)), inputs
 
 
 def _glue(example: Path) -> str:
@@ -91,8 +90,7 @@ def test_pitfalls_that_do_not_lower_fail_located(name):
     error, fragment = NOT_LOWERED[name]
     path = EXAMPLES / f"{name}.py"
     with pytest.raises(error) as info:
-        module = live.load_module(str(path))
-        pipeline.lower(live.find_kernel(module), module.example_inputs())
+        pipeline.lower_file(str(path))
     assert fragment in info.value.message
     assert info.value.path and Path(info.value.path).name == path.name
     if isinstance(info.value, pipeline.KernelErrors):
@@ -128,7 +126,7 @@ def test_relowered_program_computes_the_same(path, tmp_path):
 @pytest.mark.parametrize("path", LOWERED, ids=lambda p: p.stem)
 def test_emitted_file_runs_like_the_source(path, tmp_path):
     """`pypto-transpile generated.py --run` gives the verdict of the source file."""
-    original_module, _, _ = _original(path)
+    original_module, original_program, _ = _original(path)
     module, kernel, _ = _relower(path, tmp_path)
 
     def verdict(mod, kern):
@@ -137,7 +135,7 @@ def test_emitted_file_runs_like_the_source(path, tmp_path):
         except pipeline.KernelErrors as exc:  # the interpreter refused (a pitfall): same refusal
             return _unlocated(exc.message)
 
-    assert verdict(module, kernel) == verdict(original_module, live.find_kernel(original_module))
+    assert verdict(module, kernel) == verdict(original_module, original_program)
 
 
 @pytest.mark.parametrize("path", LOWERED, ids=lambda p: p.stem)
