@@ -64,7 +64,7 @@ def lower(scope: ModuleScope, name: Optional[str] = None, given: Optional[Given]
     if use_call_sites:
         found = call_sites(scope, kdef)
         if found is not None:
-            merged = Given(dict(found.tensors), dict(found.scalars), found.origin)
+            merged = Given(dict(found.tensors), dict(found.scalars), found.origin, found.closure)
             if given is not None:
                 merged.tensors.update(given.tensors)
                 merged.scalars.update(given.scalars)

@@ -90,6 +90,10 @@ def known(qualname: str) -> bool:
     for alias, target in SURFACE_ALIASES.items():
         if qualname.startswith(alias + "."):
             return target + qualname[len(alias):] in surface.NAMES
+    # the native extension's members cannot be listed from source: anything under it is known
+    for i in range(2, len(parts)):
+        if parts[i - 1] == "pypto_impl" and surface.NAMES.get(".".join(parts[:i]), ("",))[0] == "module":
+            return True
     # members of classes that are themselves re-exported under another path
     return len(parts) > 2 and ".".join(parts[:2]) in surface.NAMES and surface.NAMES[".".join(parts[:2])][0] == "native"
 

@@ -21,7 +21,7 @@ import contextlib
 from typing import Any, Optional
 
 from .. import ir
-from . import api, ops, pyvalues
+from . import api, ops, pyvalues, torchhost
 from .builder import Builder, _traces
 from .errors import FrontendError
 from .scope import LazyImport, UserModule
@@ -269,12 +269,11 @@ class Evaluator:
             return Method(base, attr, node)
         if isinstance(base, Sym) and attr in ("min", "max"):
             return Method(base, attr, node)
+        if isinstance(base, int) and not isinstance(base, bool) and attr in ("min", "max"):
+            return Method(_symbolic_scalar(base), attr, node)  # a symbolic scalar that folded to a number
         if isinstance(base, TorchSpec):
-            if attr == "shape":
-                return list(base.shape)
-            if attr == "dtype":
-                return ApiRef(f"torch.{base.dtype}") if base.dtype else UNKNOWN
-            return Method(base, attr, node)
+            value = torchhost.attribute(base, attr)
+            return Method(base, attr, node) if value is None else value
         if isinstance(base, DType) and attr == "name":
             return base.name
         if isinstance(base, ops.EnumValue) and attr in ("name", "value"):
@@ -492,6 +491,8 @@ class Evaluator:
             return self.tensor_binop(node, name, left, right, left_node, right_node)
         if left is UNKNOWN or right is UNKNOWN:
             return UNKNOWN
+        if isinstance(left, TorchSpec) or isinstance(right, TorchSpec):
+            return torchhost.binop(op, left, right)
         if isinstance(left, Sym) or isinstance(right, Sym):
             return self.sym_binop(node, op, left, right)
         if isinstance(left, ops.Element) or isinstance(right, ops.Element):
@@ -551,6 +552,8 @@ class Evaluator:
             if op in ("USub", "Not") and value.expr is not None:
                 return self.make_sym(unexpr("-" if op == "USub" else "not", value.expr), node, value)
             return self.sym_join(node, value)
+        if isinstance(value, TorchSpec):
+            return value if op in ("USub", "UAdd", "Invert") else UNKNOWN
         if isinstance(value, ops.Element):
             value = value.value
         if is_static(value):
@@ -700,6 +703,8 @@ class Evaluator:
                 return self.builtin_call(node, q[len("builtins."):], args, kwargs)
             if q.startswith("math."):
                 return pyvalues.call_math(q[len("math."):], args, kwargs)
+            if q.startswith("numpy."):
+                return pyvalues.call_numpy(q[len("numpy."):], args, kwargs)
             if q.startswith("torch."):
                 return self.torch_call(node, q, args, kwargs)
             self._escape(args, kwargs, node)
@@ -787,33 +792,8 @@ class Evaluator:
         return pyvalues.call_builtin(name, args, kwargs)
 
     def torch_call(self, node, q, args, kwargs):
-        """What host code builds with torch, as far as a kernel call's shapes need it."""
-        name = q.rsplit(".", 1)[-1]
-        if name in ("randn", "rand", "zeros", "ones", "empty", "full", "randint", "arange", "tensor", "zeros_like",
-                    "ones_like", "empty_like", "rand_like", "randn_like", "full_like"):
-            dtype = kwargs.get("dtype")
-            dt = dtype.qualname.rsplit(".", 1)[-1] if isinstance(dtype, ApiRef) else None
-            if name.endswith("_like") and args and isinstance(args[0], TorchSpec):
-                return TorchSpec(args[0].shape, dt or args[0].dtype)
-            if name == "randint":
-                shape = args[2] if len(args) > 2 else kwargs.get("size")
-                dt = dt or "int64"
-            elif name == "full":
-                shape = args[0] if args else kwargs.get("size")
-            elif name == "arange":
-                n = args[0] if len(args) == 1 else (args[1] - args[0] if len(args) >= 2 and all(
-                    isinstance(a, int) for a in args[:2]) else None)
-                shape = (n,) if isinstance(n, int) else None
-                dt = dt or ("float32" if any(isinstance(a, float) for a in args) else "int64")
-            elif name == "tensor":
-                return UNKNOWN
-            else:
-                shape = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else (
-                    tuple(args) if args else kwargs.get("size"))
-            if isinstance(shape, (list, tuple)) and all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
-                return TorchSpec(tuple(shape), _TORCH_DTYPES.get(dt, dt) if dt else ("fp32" if name != "randint" else "int64"))
-            return UNKNOWN
-        return UNKNOWN
+        """What host code builds with torch, as far as a kernel call's shapes need it (torchhost.py)."""
+        return torchhost.call(q[len("torch."):], list(args), kwargs) if q.count(".") == 1 else UNKNOWN
 
     def method_call(self, node, method: Method, args, kwargs):
         obj, name = method.obj, method.name
@@ -824,25 +804,7 @@ class Evaluator:
                 return self.make_sym(binexpr(name, ea, eb), node, obj, other)
             return self.sym_join(node, obj, *args)
         if isinstance(obj, TorchSpec):
-            if name in ("to", "npu", "cpu", "cuda", "contiguous", "clone", "detach", "float", "half", "int",
-                        "bfloat16", "requires_grad_", "t", "reshape", "view"):
-                conv = {"float": "fp32", "half": "fp16", "int": "int32", "bfloat16": "bf16"}
-                if name in conv:
-                    return TorchSpec(obj.shape, conv[name])
-                if name == "to":
-                    for a in list(args) + list(kwargs.values()):
-                        if isinstance(a, ApiRef) and a.qualname.startswith("torch."):
-                            dt = _TORCH_DTYPES.get(a.qualname.rsplit(".", 1)[-1])
-                            if dt:
-                                return TorchSpec(obj.shape, dt)
-                    return obj
-                if name in ("reshape", "view"):
-                    shape = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else tuple(args)
-                    return TorchSpec(tuple(shape), obj.dtype) if all(isinstance(d, int) for d in shape) else UNKNOWN
-                if name == "t":
-                    return TorchSpec(tuple(reversed(obj.shape)), obj.dtype)
-                return obj
-            return UNKNOWN
+            return torchhost.method(obj, name, list(args), kwargs)
         if not isinstance(obj, Tensor):
             return UNKNOWN
         if name == "move":
@@ -967,6 +929,8 @@ class Evaluator:
             if any(isinstance(a, Tensor) for a in args):
                 return self.op(node, name, list(args), kwargs, list(node.args))
             return self.builtin_call(node, name, args, kwargs)
+        if name == "symbolic_scalar":
+            return _symbolic_scalar(args[0] if args else kwargs.get("value", UNKNOWN))
         if name == "frontend.dynamic":
             label = args[0] if args and isinstance(args[0], str) else "dyn"
             return Sym(None, frozenset({"dynamic_dim"}), text=label)
@@ -1033,6 +997,8 @@ class Evaluator:
         if self.recording and self.kernel is not None:
             self.kernel.local_decls[local.ident] = node
         if self.building:
+            if not args and not kwargs:  # ``t = pypto.tensor()``: a placeholder a later ``t.move(v)`` binds
+                return Tensor(None, None, "placeholder", name)
             if not local.known:
                 return self.problem("PTO105", "pypto.tensor needs a shape known at build time", node)
             local.ref = ir.TensorRef(self.builder.local(name or f"local{len(self.builder.locals)}",
@@ -1288,6 +1254,11 @@ class Evaluator:
         self.sym_used(key, "offset")
         if value is UNKNOWN:
             return self.problem("PTO105", "the value written is not known at build time", node)
+        whole = ops.is_full_key(base, key) or base.origin == "placeholder" and (method or key == slice(None))
+        if self.building and not base.named and isinstance(value, Tensor) and whole:
+            receiver = node.func.value if method else getattr(node, "value", None)
+            if isinstance(receiver, ast.Name):
+                return self.rebind_computed(receiver, base, value, node)
         saved, self.node = self.node, node  # the assemble is located at the target (``out[:]``)
         try:
             ops.setitem(self, base, key, value)
@@ -1295,6 +1266,19 @@ class Evaluator:
             self.problem("PTO106", str(exc), node)
         finally:
             self.node = saved
+        return None
+
+    def rebind_computed(self, name_node: ast.Name, base: Tensor, value: Tensor, node):
+        """``t.move(v)`` / ``t[:] = v`` on a computed tensor (a view, an op's result): pypto binds
+        the tensor to ``v``'s producer, so from here the name ``t`` holds ``v`` (the tensor it was
+        viewed from is not written); its shape and dtype become ``v``'s, as pypto's move does."""
+        if value.named and value.shape is not None:  # a parameter: the copy pypto makes
+            saved, self.node = self.node, node
+            try:
+                value = ops.make_view(self, value, list(value.shape), [0] * len(value.shape))
+            finally:
+                self.node = saved
+        self.frame.env[name_node.id] = value
         return None
 
     def view(self, node, args, kwargs):
@@ -1684,18 +1668,18 @@ class Evaluator:
         self.paths = 1
         self._run_arm(first)
         env_a, tiles_a, paths_a = dict(self.frame.env), (self.vec_tile, self.vec_set, self.cube_tile, self.cube_set), self.paths
-        self.frame.env = dict(env_before)
+        _replace(self.frame.env, env_before)  # in place: a module's env is its scope's names
         self.vec_tile, self.vec_set, self.cube_tile, self.cube_set = tiles_before
         self.paths = 1
         self._run_arm(second)
-        env_b, paths_b = self.frame.env, self.paths
+        env_b, paths_b = dict(self.frame.env), self.paths
         merged = {}
         for name in set(env_a) | set(env_b):
             if name in env_a and name in env_b:
                 merged[name] = merge_values(env_a[name], env_b[name])
             else:
                 merged[name] = env_a.get(name, env_b.get(name))
-        self.frame.env = merged
+        _replace(self.frame.env, merged)
         if tiles_a[0] != self.vec_tile:
             self.vec_tile, self.vec_set = UNKNOWN, None
         if tiles_a[2] != self.cube_tile:
@@ -1719,7 +1703,7 @@ class Evaluator:
         arms = []
         counter_start, ends = self.builder.counter, []
         for body in (stmt.body, stmt.orelse):
-            self.frame.env = dict(env_before)
+            _replace(self.frame.env, env_before)
             self.vec_tile, self.vec_set, self.cube_tile, self.cube_set = tiles_before
             self.builder.counter = counter_start  # each arm numbers its values from the same point
             with self.builder.region() as region:
@@ -1766,7 +1750,7 @@ class Evaluator:
                         self.node = saved
                 region.extend(tail)
             merged[name] = ws
-        self.frame.env = merged
+        _replace(self.frame.env, merged)
         self.vec_tile, self.vec_set, self.cube_tile, self.cube_set = tiles_before
         test = stmt.test
         col, end_col = self.source.char_cols(test)
@@ -2007,11 +1991,22 @@ class Evaluator:
 
 # =============================================================================================
 _MISSING = object()
-_TORCH_DTYPES = {
-    "float32": "fp32", "float": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "int8": "int8",
-    "uint8": "uint8", "int16": "int16", "short": "int16", "int32": "int32", "int": "int32", "int64": "int64",
-    "long": "int64", "bool": "bool", "float64": "double", "double": "double",
-}
+def _replace(env: dict, values: dict) -> None:
+    """Set a frame's names to ``values`` keeping the dict itself (a module frame's env is its scope's)."""
+    env.clear()
+    env.update(values)
+
+
+def _symbolic_scalar(value):
+    """``pypto.symbolic_scalar(v)``: a scalar of the control program; a number stays one in the
+    expressions it enters (``Sym`` of a constant, so ``.min``/``.max`` work on it)."""
+    if isinstance(value, Sym):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return Sym(ir.Const(value), frozenset({"symbolic_scalar"}), text=str(value))
+    if isinstance(value, str):
+        return Sym(None, frozenset({"dynamic_dim"}), text=value)
+    return UNKNOWN
 
 
 def _same_static(a, b) -> bool:

@@ -54,6 +54,7 @@ class Given:
     tensors: dict = field(default_factory=dict)  # name -> (shape tuple, ir dtype or None)
     scalars: dict = field(default_factory=dict)  # name -> build-time value
     origin: str = ""
+    closure: Optional[object] = None  # the Frame a kernel factory's call made the kernel in
 
 
 # =============================================================================================
@@ -279,6 +280,7 @@ def _first_call(scope, target: ast.FunctionDef, func: ast.AST) -> Optional[Given
             return
         given = given_from_call(target, args, kwargs)
         if given is not None:
+            given.closure = ref.closure  # ``make_kernel(shape)(x, y)``: the names the factory bound
             result["given"] = given
             raise _Stop()
 
@@ -404,7 +406,9 @@ class KernelReader:
 
     def _start(self, ev: Evaluator, given: Optional[Given], builder: Optional[Builder] = None):
         kdef = self.kdef
-        closure = self.host.env_at(kdef, given if kdef.kind == "legacy" else None)
+        closure = given.closure if given is not None and given.closure is not None else None
+        if closure is None:
+            closure = self.host.env_at(kdef, given if kdef.kind == "legacy" else None)
         if kdef.kind == "legacy":
             frame, params, param_nodes = self._legacy_params(ev, closure, given, builder)
         else:
@@ -488,8 +492,12 @@ class KernelReader:
         dims = list(dims)
         if dims and dims[-1] is Ellipsis:
             dims = dims[:-1]
-            rank = len(actual_shape) if actual_shape is not None else len(dims)
-            dims += [Marker("STATIC")] * (rank - len(dims))
+            if actual_shape is None:  # the rank itself is bound at the call: never guessed
+                raise FrontendError("PTO104", f"tensor parameter `{name}` takes its rank and trailing dims at the "
+                                              f"call (`...` in its annotation) and none is known: give it with "
+                                              f"--shape {name}=64x128 (or call the kernel in the module with "
+                                              "tensors of static shape)", arg, where)
+            dims += [Marker("STATIC")] * (len(actual_shape) - len(dims))
         if actual_shape is not None and len(actual_shape) != len(dims):
             raise FrontendError("PTO106", f"tensor `{name}` is declared with rank {len(dims)} but the argument has "
                                           f"shape {list(actual_shape)}", arg, where)

@@ -65,7 +65,10 @@ def same_dim(a, b) -> Optional[bool]:
     ea, eb = to_expr(a), to_expr(b)
     if ea is None or eb is None:
         return None
-    return ea == eb
+    if ea == eb:
+        return True
+    # two different constants differ; a symbolic dim may still equal the other at run time
+    return False if isinstance(ea, ir.Const) and isinstance(eb, ir.Const) else None
 
 
 def shape_text(shape) -> str:
@@ -241,7 +244,7 @@ def binary(ctx, name, args, kwargs):
         if name in ("add", "mul", "maximum", "minimum"):
             a, b = b, a
         else:  # scalar - tensor, scalar / tensor, ...: materialise the scalar as a tensor
-            a = ctx.op("full", (list(b.shape) if b.shape is not None else None, a, b.dtype), {})
+            a = call(ctx, "full", (list(b.shape) if b.shape is not None else None, a, b.dtype), {})
     a = _tensor(a, f"the first operand of pypto.{name}")
     if isinstance(b, Tensor):
         if a.dtype is not None and b.dtype is not None and a.dtype != b.dtype:
@@ -320,6 +323,9 @@ def op_where(ctx, name, args, kwargs):
 def op_clip(ctx, name, args, kwargs):
     x = _tensor(args[0] if args else None, "the input of pypto.clip")
     lo, hi = _arg(args, kwargs, 1, "min"), _arg(args, kwargs, 2, "max")
+    if isinstance(lo, Tensor) or isinstance(hi, Tensor):  # tensor bounds: minimum(maximum(x, lo), hi)
+        out = call(ctx, "maximum", (x, lo), {}) if lo is not None else x
+        return call(ctx, "minimum", (out, hi), {}) if hi is not None else out
     return ctx.emit("clip", (x,), {"min": lo, "max": hi}, x.shape, x.dtype, tile="vec", valid=x.valid)
 
 
@@ -333,11 +339,11 @@ def op_rms_norm(ctx, name, args, kwargs):
         if ctx.building:
             raise OpError("pypto.rms_norm needs a static last dim")
         return ctx.emit("rms_norm", (x,), {}, x.shape, x.dtype, tile="vec")
-    sq = ctx.op("mul", (x, x), {})
-    mean = ctx.op("mul", (ctx.op("sum", (sq, -1, True), {}), 1.0 / n), {})
-    scale = ctx.op("rsqrt", (ctx.op("add", (mean, eps), {}),), {})
-    out = ctx.op("mul", (x, scale), {})
-    return ctx.op("mul", (out, gamma), {}) if gamma is not None else out
+    sq = call(ctx, "mul", (x, x), {})
+    mean = call(ctx, "mul", (call(ctx, "sum", (sq, -1, True), {}), 1.0 / n), {})
+    scale = call(ctx, "rsqrt", (call(ctx, "add", (mean, eps), {}),), {})
+    out = call(ctx, "mul", (x, scale), {})
+    return call(ctx, "mul", (out, gamma), {}) if gamma is not None else out
 
 
 def op_cast(ctx, name, args, kwargs):
@@ -424,7 +430,7 @@ def write(ctx, part, target, offsets) -> None:
         raise OpError("writing into a computed tensor is not supported; write into a parameter or a "
                       "pypto.tensor(...) local")
     if _scalar_ok(part) and not isinstance(part, bool):
-        part = ctx.op("full", (list(target.shape) if target.shape is not None else None, part, target.dtype), {})
+        part = call(ctx, "full", (list(target.shape) if target.shape is not None else None, part, target.dtype), {})
     part = _tensor(part, "the value written")
     if part.named and part.shape is not None:  # `out[:] = x` with x a parameter: make the copy explicit
         part = make_view(ctx, part, list(part.shape), [0] * len(part.shape))
@@ -599,6 +605,12 @@ def _is_full(k) -> bool:
     return isinstance(k, slice) and k.start is None and k.stop is None and k.step is None
 
 
+def is_full_key(tensor: Tensor, key) -> bool:
+    """``t[:]``, ``t[:, :]``, ``t[...]``: the key covers the whole tensor."""
+    items = _split_key(tensor, key)
+    return items is not None and all(_is_full(k) for k in items)
+
+
 def getitem(ctx, tensor: Tensor, key):
     items = _split_key(tensor, key)
     if items is None:
@@ -709,6 +721,138 @@ def binexpr(op: str, a: ir.Expr, b: ir.Expr) -> ir.Expr:
     from .symbolic import binexpr as fold
 
     return fold(op, a, b)
+
+
+# -- ops lowered to IR that the backends do not run yet ---------------------------------------
+# Their shapes and dtypes follow pypto's documentation; the interpreter and the host backend
+# report them as unsupported when a program that holds one is run or emitted.
+UNARY |= {"erf", "erfc", "acosh", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "tanh", "asin", "acos",
+          "bitwise_not", "cumprod"}
+UNARY_ATTRS["cumprod"] = (("dim", 0),)
+BINARY |= {"atan2", "bitwise_left_shift", "bitwise_right_shift", "floor_div", "ceil_div", "prelu"}
+
+
+def op_argmax(ctx, name, args, kwargs):
+    """argmax/argmin(input, dim=-1, keepdim=False): int32 indices, the reduced shape."""
+    x = _tensor(args[0] if args else kwargs.get("input"), f"the input of pypto.{name}")
+    dim = norm_dim(_arg(args, kwargs, 1, "dim", -1), x.rank)
+    keepdim = _arg(args, kwargs, 2, "keepdim", False)
+    shape = None
+    if dim is not None and isinstance(keepdim, bool):
+        shape = tuple(1 if i == dim else d for i, d in enumerate(x.shape)) if keepdim else \
+            tuple(d for i, d in enumerate(x.shape) if i != dim)
+    return ctx.emit(name, (x,), {"dim": dim, "keepdim": keepdim}, shape, INT32, tile="vec")
+
+
+op_argmin = op_argmax
+
+
+def op_argsort(ctx, name, args, kwargs):
+    x = _tensor(args[0] if args else kwargs.get("input"), "the input of pypto.argsort")
+    dim = _arg(args, kwargs, 1, "dim", -1)
+    descending = _arg(args, kwargs, 2, "descending", False)
+    return ctx.emit("argsort", (x,), {"dim": dim if dim is not None else -1, "descending": descending}, x.shape,
+                    INT32, tile="vec")
+
+
+def op_topk(ctx, name, args, kwargs):
+    """topk(input, k, dim=-1, largest=True, sorted=True) -> (values, int32 indices)."""
+    x = _tensor(args[0] if args else kwargs.get("input"), "the input of pypto.topk")
+    k = _arg(args, kwargs, 1, "k")
+    dim = norm_dim(_arg(args, kwargs, 2, "dim", -1), x.rank)
+    largest = _arg(args, kwargs, 3, "largest", True)
+    if const_of(k) is None or dim is None:
+        raise OpError("pypto.topk needs k and dim known at build time")
+    shape = tuple(const_of(k) if i == dim else d for i, d in enumerate(x.shape))
+    values = ctx.emit("topk", (x,), {"k": const_of(k), "dim": dim, "largest": largest}, shape, x.dtype, tile="vec")
+    indices = ctx.emit("topk_indices", (x,), {"k": const_of(k), "dim": dim, "largest": largest}, shape, INT32,
+                       tile="vec")
+    return values, indices
+
+
+def op_gather(ctx, name, args, kwargs):
+    """gather(input, dim, index): the index's shape, the input's dtype."""
+    x = _tensor(_arg(args, kwargs, 0, "input"), "the input of pypto.gather")
+    dim = _arg(args, kwargs, 1, "dim")
+    index = _tensor(_arg(args, kwargs, 2, "index"), "the index of pypto.gather")
+    return ctx.emit("gather", (x, index), {"dim": dim}, index.shape, x.dtype, tile="vec")
+
+
+def op_scatter(ctx, name, args, kwargs):
+    """scatter / scatter_update(input, dim, index, src): a new tensor of the input's shape."""
+    x = _tensor(_arg(args, kwargs, 0, "input"), f"the input of pypto.{name}")
+    dim = _arg(args, kwargs, 1, "dim")
+    index = _tensor(_arg(args, kwargs, 2, "index"), f"the index of pypto.{name}")
+    src = _arg(args, kwargs, 3, "src", kwargs.get("value"))
+    return ctx.emit(name, (x, index, src), {"dim": dim}, x.shape, x.dtype, tile="vec")
+
+
+op_scatter_update = op_scatter
+
+
+def op_one_hot(ctx, name, args, kwargs):
+    x = _tensor(_arg(args, kwargs, 0, "input"), "the input of pypto.one_hot")
+    n = const_of(_arg(args, kwargs, 1, "num_classes"))
+    if n is None:
+        raise OpError("pypto.one_hot needs num_classes known at build time")
+    shape = tuple(x.shape) + (n,) if x.shape is not None else None
+    return ctx.emit("one_hot", (x,), {"num_classes": n}, shape, INT32, tile="vec")
+
+
+def op_uniform(ctx, name, args, kwargs):
+    """uniform / normal(shape, key, counter, alg, dtype): a new tensor of that shape."""
+    shape = _arg(args, kwargs, 0, "shape")
+    dtype = dtype_of(_arg(args, kwargs, 4, "dtype")) or FP32
+    if not isinstance(shape, (list, tuple)):
+        raise OpError(f"pypto.{name} needs a shape known at build time")
+    operands = tuple(v for v in (args[1:4] if len(args) > 1 else ()) if isinstance(v, Tensor))
+    return ctx.emit(name, operands, {"shape": tuple(shape)}, tuple(shape), dtype, tile="vec")
+
+
+op_normal = op_uniform
+
+
+def op_quantize(ctx, name, args, kwargs):
+    """quantize / dequantize(input, ..., dtype=...): the input's shape in the target dtype."""
+    x = _tensor(_arg(args, kwargs, 0, "input"), f"the input of pypto.{name}")
+    dtype = next((dtype_of(v) for v in list(args[1:]) + list(kwargs.values()) if dtype_of(v) is not None), None)
+    dtype = dtype or (DTYPES["DT_INT8"] if name == "quantize" else FP32)
+    operands = (x,) + tuple(v for v in list(args[1:]) + list(kwargs.values()) if isinstance(v, Tensor))
+    return ctx.emit(name, operands, {}, x.shape, dtype, tile="vec")
+
+
+op_dequantize = op_quantize
+
+
+def op_conv(ctx, name, args, kwargs):
+    """conv(input, weight, out_dtype, strides, paddings, dilations, *, groups=1, ...): NC(D)HW in,
+    (Cout, Cin/groups, K...) weight; each output extent is (in + pads - dilation*(k-1) - 1)//stride + 1."""
+    x = _tensor(_arg(args, kwargs, 0, "input_conv"), "the input of pypto.conv")
+    w = _tensor(_arg(args, kwargs, 1, "weight"), "the weight of pypto.conv")
+    out_dtype = dtype_of(_arg(args, kwargs, 2, "out_dtype")) or x.dtype
+    strides, pads, dils = (_arg(args, kwargs, i, key) for i, key in ((3, "strides"), (4, "paddings"),
+                                                                    (5, "dilations")))
+    shape = None
+    if x.shape is not None and w.shape is not None and len(x.shape) == len(w.shape) >= 3 and all(
+            isinstance(v, (list, tuple)) for v in (strides, pads, dils)):
+        n = len(x.shape) - 2
+        spatial = []
+        for i in range(n):
+            extent, k = const_of(x.shape[2 + i]), const_of(w.shape[2 + i])
+            stride, dil = const_of(strides[i]) if i < len(strides) else None, const_of(dils[i]) if i < len(dils) else None
+            lo, hi = (const_of(pads[2 * i]), const_of(pads[2 * i + 1])) if len(pads) >= 2 * n else (None, None)
+            if None in (extent, k, stride, dil, lo, hi) or not stride:
+                spatial.append(None)
+            else:
+                spatial.append((extent + lo + hi - dil * (k - 1) - 1) // stride + 1)
+        shape = (x.shape[0], w.shape[0]) + tuple(spatial)
+    operands = (x, w) + tuple(v for v in (kwargs.get("extend_params") or {}).values() if isinstance(v, Tensor)) \
+        if isinstance(kwargs.get("extend_params"), dict) else (x, w)
+    attrs = {"strides": tuple(strides) if isinstance(strides, (list, tuple)) else None,
+             "paddings": tuple(pads) if isinstance(pads, (list, tuple)) else None,
+             "dilations": tuple(dils) if isinstance(dils, (list, tuple)) else None,
+             "groups": kwargs.get("groups", 1)}
+    return ctx.emit("conv", operands, attrs, shape, out_dtype, tile="cube")
 
 
 _HANDLERS = {

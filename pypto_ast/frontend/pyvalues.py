@@ -223,4 +223,40 @@ def call_math(attr: str, args: list, kwargs: dict) -> Any:
         return UNKNOWN
 
 
+def _product(items):
+    out = 1
+    for v in items:
+        out *= v
+    return out
+
+
+_NUMPY_SCALAR = {
+    "ceil": lambda x: float(math.ceil(x)), "floor": lambda x: float(math.floor(x)), "sqrt": math.sqrt,
+    "exp": math.exp, "log": math.log, "log2": math.log2, "log10": math.log10, "abs": abs, "fabs": abs,
+    "trunc": lambda x: float(math.trunc(x)), "round": round, "around": round, "rint": lambda x: float(round(x)),
+    "power": pow, "maximum": max, "minimum": min, "mod": lambda a, b: a % b, "floor_divide": lambda a, b: a // b,
+    "int32": int, "int64": int, "float32": float, "float64": float, "float16": float, "sign": lambda x: (x > 0) - (x < 0),
+}
+_NUMPY_REDUCE = {"prod": _product, "sum": sum, "max": max, "min": min, "amax": max, "amin": min}
+
+
+def call_numpy(attr: str, args: list, kwargs: dict) -> Any:
+    """``numpy.<attr>(...)`` on build-time numbers (what host code computes loop counts with:
+    ``int(np.ceil(n / 16))``, ``np.prod(shape)``); arrays are not modelled."""
+    if kwargs:
+        return UNKNOWN
+    if attr in _NUMPY_REDUCE and len(args) == 1:
+        items = _materialise(args[0]) if isinstance(args[0], (list, tuple, range)) else None
+        if items is None or not items or not all(isinstance(v, (int, float)) for v in items):
+            return UNKNOWN
+        return ok(_NUMPY_REDUCE[attr](items))
+    fn = _NUMPY_SCALAR.get(attr)
+    if fn is None or not args or not all(isinstance(a, (int, float)) for a in args):
+        return UNKNOWN
+    try:
+        return ok(fn(*args))
+    except Exception:
+        return UNKNOWN
+
+
 BUILTIN_NAMES = frozenset(dir(builtins))

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""How much real PyPTO code the static front end transpiles: every kernel of a checkout of the
+official repository, read from source (never run), with no flags.
+
+    python bench/real_corpus.py PATH [--dirs examples models python/tests] [--json OUT] [-v]
+
+PATH is a checkout of https://github.com/hicann/pypto (fetched by you; nothing here needs it and
+no test reads it).  For each ``.py`` file under the chosen directories, every kernel
+``pypto-transpile FILE --list`` shows (module-level and nested jit kernels, legacy
+``with pypto.function(...)`` bodies; ``frontend.function`` helpers are inlined, not counted) is
+lowered as ``pypto-transpile FILE --kernel NAME --emit ir`` would, and sorted into:
+
+* ``lowered``      an IR program came out;
+* ``needs-shape``  PTO104: a shape is bound at the call and nothing in the file gives it (the
+                   user adds ``--shape``);
+* ``diagnostic``   another located diagnostic with a stable code (PTO000..PTO108);
+* ``crash``        anything else: a Python exception out of pypto-ast (our bug) or a kernel
+                   that took longer than ``--timeout`` seconds.
+
+Goals (issue 9): no crash; lowered >= 50 % of all kernels; lowered + needs-shape >= 90 %.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_DIRS = ("examples", "models", "python/tests")
+
+
+class Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise Timeout()
+
+
+def files_of(base: Path, dirs) -> list:
+    out = []
+    for d in dirs:
+        out += sorted(p for p in (base / d).rglob("*.py") if p.is_file())
+    return out
+
+
+def classify(path: Path, timeout: float) -> list:
+    """[(kernel name, kind, line, outcome, code, message, seconds)] for one file."""
+    from pypto_ast import pipeline
+    from pypto_ast.frontend.kernels import Given
+
+    rows = []
+    start = time.perf_counter()
+    try:
+        scope = pipeline.read_source(str(path))
+        kernels = [k for k in pipeline.list_kernels(scope) if k.kind != "function"]
+    except pipeline.KernelErrors as exc:
+        return [("<file>", "file", 1, "diagnostic", exc.code, exc.message, time.perf_counter() - start)]
+    except Exception as exc:  # noqa: BLE001 - reading the file crashed: our bug
+        return [("<file>", "file", 1, "crash", type(exc).__name__, _where(exc), time.perf_counter() - start)]
+    for kdef in kernels:
+        t0 = time.perf_counter()
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            pipeline.lower_kernel(scope, kdef, Given())
+            outcome, code, message = "lowered", "", ""
+        except pipeline.KernelErrors as exc:
+            outcome = "needs-shape" if exc.code == "PTO104" else "diagnostic"
+            code, message = exc.code, exc.message
+        except Timeout:
+            outcome, code, message = "crash", "timeout", f"took more than {timeout:g} s"
+        except Exception as exc:  # noqa: BLE001
+            outcome, code, message = "crash", type(exc).__name__, _where(exc)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        rows.append((kdef.name, kdef.kind, kdef.line, outcome, code, message, time.perf_counter() - t0))
+    return rows
+
+
+def _where(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    inner = frames[-1] if frames else None
+    where = f" at {Path(inner.filename).name}:{inner.lineno}" if inner else ""
+    return f"{exc}{where}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("path", type=Path, help="a checkout of the official pypto repository")
+    ap.add_argument("--dirs", nargs="+", default=list(DEFAULT_DIRS))
+    ap.add_argument("--timeout", type=float, default=20.0, help="seconds one kernel may take")
+    ap.add_argument("--json", type=Path, help="write every kernel's outcome here")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every kernel that did not lower")
+    args = ap.parse_args()
+    if not (args.path / "python").is_dir():
+        print(f"{args.path}: not a pypto checkout (no python/ folder)", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGALRM, _alarm)
+    files = files_of(args.path, args.dirs)
+    started = time.perf_counter()
+    results = []
+    for path in files:
+        rel = path.relative_to(args.path).as_posix()
+        for row in classify(path, args.timeout):
+            results.append((rel,) + row)
+    wall = time.perf_counter() - started
+    kernels = [r for r in results if r[2] != "file"]
+    by_outcome = collections.Counter(r[4] for r in results)
+    by_kind = collections.defaultdict(collections.Counter)
+    for r in kernels:
+        by_kind["legacy" if r[2] == "legacy" else "jit"][r[4]] += 1
+    total = len(kernels)
+    lowered = sum(1 for r in kernels if r[4] == "lowered")
+    shaped = sum(1 for r in kernels if r[4] == "needs-shape")
+    crashes = [r for r in results if r[4] == "crash"]
+    print(f"corpus: {args.path} ({', '.join(args.dirs)}): {len(files)} files, {total} kernels "
+          f"({sum(by_kind['jit'].values())} jit, {sum(by_kind['legacy'].values())} legacy); {wall:.1f} s in all")
+    print(f"{'outcome':<12} {'all':>6} {'%':>6} {'jit':>6} {'legacy':>7}")
+    for outcome in ("lowered", "needs-shape", "diagnostic", "crash"):
+        n = sum(1 for r in kernels if r[4] == outcome)
+        print(f"{outcome:<12} {n:>6} {100 * n / max(total, 1):>5.1f}% {by_kind['jit'][outcome]:>6} "
+              f"{by_kind['legacy'][outcome]:>7}")
+    files_failed = [r for r in results if r[2] == "file"]
+    if files_failed:
+        print(f"files that did not read: {len(files_failed)} "
+              f"({collections.Counter(r[5] for r in files_failed).most_common()})")
+    codes = collections.Counter(r[5] for r in kernels if r[4] == "diagnostic")
+    print("diagnostics by code:", ", ".join(f"{c} {n}" for c, n in codes.most_common()) or "none")
+    messages = collections.Counter(_shape_of(r[6]) for r in kernels if r[4] in ("diagnostic", "crash"))
+    print("most frequent reasons:")
+    for message, n in messages.most_common(12):
+        print(f"  {n:>4}  {message}")
+    slow = sorted(kernels, key=lambda r: -r[7])[:3]
+    print("slowest kernels:", "; ".join(f"{r[0]}::{r[1]} {r[7]:.2f} s" for r in slow))
+    if args.verbose:
+        for r in results:
+            if r[4] != "lowered":
+                print(f"{r[0]}:{r[3]} {r[1]} [{r[4]} {r[5]}] {r[6]}")
+    ok_lower = lowered >= 0.5 * total
+    ok_shape = lowered + shaped >= 0.9 * total
+    print(f"goals: no crash {'met' if not crashes else 'MISSED'} ({len(crashes)}); lowered >= 50% "
+          f"{'met' if ok_lower else 'MISSED'} ({100 * lowered / max(total, 1):.1f}%); lowered + needs-shape >= 90% "
+          f"{'met' if ok_shape else 'MISSED'} ({100 * (lowered + shaped) / max(total, 1):.1f}%)")
+    if args.json:
+        keys = ("file", "kernel", "kind", "line", "outcome", "code", "message", "seconds")
+        args.json.write_text(json.dumps([dict(zip(keys, r)) for r in results], indent=1))
+    del by_outcome
+    return 0 if not crashes and ok_lower and ok_shape else 1
+
+
+def _shape_of(message: str) -> str:
+    """A message with its names and numbers blurred, so like reasons count together."""
+    import re
+
+    text = re.sub(r"`[^`]*`", "`_`", message)
+    text = re.sub(r"'[^']*'", "'_'", text)
+    text = re.sub(r"\d+", "N", text)
+    return text[:140]
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYPTO_AST_QUIET", "1")
+    raise SystemExit(main())
