@@ -253,8 +253,9 @@ def _exit_code(
 
 @main.command("rules")
 def rules_command() -> None:
-    """List every rule: code, name, fix availability, summary."""
+    """List every rule: code, name, fix availability, summary; then pypto-transpile's codes."""
     from pypto_ast.analysis.registry import RULES
+    from pypto_ast.frontend.errors import CODES
 
     rows = [("code", "name", "fix", "summary")] + [
         (r.code, r.name, r.fix_availability, r.summary) for r in RULES
@@ -262,6 +263,10 @@ def rules_command() -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
         click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3])
+    click.echo("\npypto-transpile diagnostics (`pypto-lint rule CODE` explains one):")
+    width = max(len(c.name) for c in CODES.values())
+    for c in CODES.values():
+        click.echo(f"{c.code}  {c.name.ljust(width)}  {c.summary}")
 
 
 @main.command("rule")
@@ -276,6 +281,13 @@ def rule_command(code: str) -> None:
             click.echo(f"# {rule.name} ({rule.code})\n")
             click.echo(rule.docs() or rule.summary)
             click.echo(f"\nFix availability: {rule.fix_availability}.")
+            return
+    from pypto_ast.frontend.errors import CODES
+
+    for c in CODES.values():
+        if wanted.upper() == c.code or wanted == c.name:
+            click.echo(f"# {c.name} ({c.code}), a pypto-transpile diagnostic\n")
+            click.echo(c.doc)
             return
     raise Fatal(f"unknown rule {code!r}; `pypto-lint rules` lists them")
 

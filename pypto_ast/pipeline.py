@@ -34,16 +34,23 @@ class KernelErrors(PipelineError):
         self.code = code
 
 
-def lower(kernel, inputs: Optional[dict] = None, *, merge_loop1: bool = False):
-    """Lower a kernel object (``@pypto.frontend.jit`` of a module that ran) from its *source*:
-    the function is found in its file by its first line and read by the static front end, with
-    the shapes and dtypes of ``inputs`` (torch tensors, ``TensorArg``s, build-time values).
-    Errors raise ``KernelErrors`` located in the kernel's source."""
+def lower(kernel, inputs: Optional[dict] = None, *, merge_loop1: bool = False, use_globals: bool = True):
+    """Lower a kernel object (``@pypto.frontend.jit`` of a module that ran, a plain function)
+    from its *source*: the function is found in its file by its first line and read by the static
+    front end, with the shapes and dtypes of ``inputs`` (torch tensors, ``TensorArg``s, build-time
+    values) and, unless ``use_globals`` is false, the data in its live globals taking precedence
+    over the static reading of the module (the in-process decorator's entry point).  Errors
+    raise ``KernelErrors`` located in the kernel's source."""
     func = getattr(kernel, "func", kernel)
     path = inspect.getsourcefile(func)
     if path is None:
         raise PipelineError(f"cannot find the source of {func!r}")
-    scope = read_source(path)
+    live = None
+    if use_globals and getattr(func, "__globals__", None) is not None:
+        from .frontend.livevalues import from_live
+
+        live = from_live(func.__globals__)
+    scope = read_source(path, live=live)
     kdef = _kernel_at(scope, func)
     return lower_kernel(scope, kdef, given_from_inputs(inputs), merge_loop1=merge_loop1,
                         use_call_sites=not inputs)
@@ -185,7 +192,7 @@ def run(program, inputs: dict, backend: str = "interp", *, soc: Optional[str] = 
     try:
         result = run_host(program, inputs, files=files, progress=progress)
     except HostRunError as exc:
-        raise KernelErrors([(f"host backend: {exc}", getattr(exc, "span", None))], None) from None
+        raise KernelErrors([(f"host backend: {exc}", getattr(exc, "span", None))], None, code="PTO111") from None
     except BuildError as exc:
         raise PipelineError(f"building the host library failed: {exc}") from None
     except ValueError as exc:
@@ -246,9 +253,12 @@ def emit(program, what: str, *, spans: bool = True, source_path: Optional[str] =
 
         return print_program(program, spans=spans)
     if what == "python":
-        from .ir.pyemit import emit_python
+        from .ir.pyemit import EmitError as PyEmitError, emit_python
 
-        return emit_python(program)
+        try:
+            return emit_python(program)
+        except PyEmitError as exc:
+            raise KernelErrors([(str(exc), getattr(exc, "span", None))], source_path, code="PTO109") from None
     if what == "dot":
         from .ir.dot import program_to_dot
 
@@ -266,11 +276,11 @@ def emit(program, what: str, *, spans: bool = True, source_path: Optional[str] =
         try:
             files = emit_program(program, line_directives=spans)
         except EmitError as exc:
-            raise KernelErrors([(exc.message, exc.span)], source_path) from None
+            raise KernelErrors([(exc.message, exc.span)], source_path, code="PTO109") from None
         except Exception as exc:  # the emitter's own bug: could not run
             raise PipelineError(f"the Ascend C emitter failed: {type(exc).__name__}: {exc}", source_path) from None
         findings = socs.check_plan(json.loads(files["manifest.json"]), chip, program)
         if findings:
-            raise KernelErrors(findings, source_path)
+            raise KernelErrors(findings, source_path, code="PTO110")
         return files
     raise PipelineError(f"unknown emitter {what!r}")

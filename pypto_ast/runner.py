@@ -57,20 +57,21 @@ def run_and_compare(module, kernel, inputs: dict, *, backend: str = "interp", me
     except pipeline.KernelErrors as exc:
         if backend != "host":
             raise pipeline.KernelErrors([(f"{backend} backend: {exc}", getattr(exc, "span", None))],
-                                        getattr(module, "__file__", None)) from None
+                                        getattr(module, "__file__", None), code="PTO111") from None
         # host errors come located already (emit errors, the UB budget, device faults)
-        raise pipeline.KernelErrors(exc.findings, exc.path or getattr(module, "__file__", None)) from None
+        raise pipeline.KernelErrors(exc.findings, exc.path or getattr(module, "__file__", None), code=exc.code) from None
     except pipeline.PipelineError as exc:
         if backend == "host":  # build failure, bad inputs: could not run (exit 2)
             raise
         raise pipeline.KernelErrors([(f"{backend} backend: {exc}", getattr(exc, "span", None))],
-                                    getattr(module, "__file__", None)) from None
+                                    getattr(module, "__file__", None), code="PTO111") from None
     except Exception as exc:  # the backend's own error (e.g. InterpError) -> located diagnostic
         if backend == "host":  # HostRunError/EmitError arrive as KernelErrors: anything else is our bug
             raise pipeline.PipelineError(f"host backend failed: {type(exc).__name__}: {exc}",
                                          getattr(module, "__file__", None)) from None
         span = getattr(exc, "span", None)
-        raise pipeline.KernelErrors([(f"{backend} backend: {exc}", span)], getattr(module, "__file__", None)) from None
+        raise pipeline.KernelErrors([(f"{backend} backend: {exc}", span)], getattr(module, "__file__", None),
+                                    code="PTO111") from None
     expected = module.reference(**pristine)
     if isinstance(expected, dict):
         actual = {name: inputs[name] for name in expected}

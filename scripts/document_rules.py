@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from pypto_ast.analysis.registry import RULES
+from pypto_ast.frontend.errors import CODES
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
 
@@ -27,6 +28,17 @@ def render() -> str:
         if body.startswith("## "):
             body = "#" + body
         parts.append(f"\n<a id=\"{rule.code.lower()}\"></a>\n## {rule.code} {rule.name}\n\n{body}\n")
+    parts.append("\n# pypto-transpile diagnostics\n\n"
+                 "What `pypto-transpile` (and `@pypto_ast.jit`) report when a kernel cannot be read, lowered, "
+                 "emitted or run; PTO000 (syntax error) is shared with the linter.\n\n"
+                 "| code | name | summary |\n|---|---|---|\n")
+    for c in CODES.values():
+        parts.append(f"| [{c.code}](#{c.code.lower()}) | {c.name} | {c.summary} |\n")
+    for c in CODES.values():
+        body = c.doc.replace("\n## ", "\n### ")
+        if body.startswith("## "):
+            body = "#" + body
+        parts.append(f"\n<a id=\"{c.code.lower()}\"></a>\n## {c.code} {c.name}\n\n{body}\n")
     return "".join(parts)
 
 

@@ -189,6 +189,48 @@ y[:] = x * scale          # PTO108: `scale` differs between the arms
 ## Fix
 Compute the value as a tensor (`pypto.where`, or write it in both arms), or move its use into the arms.
 """),
+    _code("PTO109", "cannot-emit", "the IR holds something an emitter has no form for yet", """
+## What it means
+The kernel lowered to IR, but the emitter asked for (`--emit ascendc`, `--build`, `--run --backend host`,
+`--emit python`) cannot express one of its ops or layouts yet: for example an op that lowers to IR but has
+no Ascend C implementation (`pypto.argsort`, `pypto.conv`), or a layout change the vector unit cannot do in
+one kernel. The message names the op and points at its source line.
+
+## Fix
+Use `--emit ir` (or the interpreter) for this kernel, or express the op with supported ones.
+"""),
+    _code("PTO110", "ub-budget", "a block's buffers do not fit the SoC's on-chip memory", """
+## What it means
+The emitted kernel keeps each tile of every input and output in the Unified Buffer (double buffered), and
+for the chosen `--soc` that plan is larger than the UB one vector core has (its size minus what the
+runtime reserves). On the device the kernel would fail to allocate or overwrite its neighbour's data.
+
+## Example
+```python
+pypto.set_vec_tile_shapes(256, 1024)   # fp32: 1 MiB per tile, far over 192 KiB of UB
+```
+
+## Fix
+Use smaller tile shapes: the message says how many rows fit.
+"""),
+    _code("PTO111", "run-fault", "the kernel stopped at run time on the interpreter or the host model", """
+## What it means
+`--run` executed the lowered kernel and it faulted as the device would: a local tensor read before any
+write, a copy outside a tensor, an op given a dtype the vector unit does not support, a scalar read out
+of range. The message says what and where.
+
+## Fix
+Write the tensor before reading it (`pypto.full`/`zeros`, or a `[:] =` before the loop), keep views
+inside their tensors, cast to a supported dtype first.
+"""),
+    _code("PTO999", "internal-error", "pypto-ast itself failed: a bug to report", """
+## What it means
+Something in pypto-ast raised an exception it did not expect. The file is not damaged and nothing was
+written. `PYPTO_AST_TRACEBACK=1` prints the Python traceback for the report.
+
+## Fix
+Report it with the file (or a reduced kernel) and the command line.
+"""),
 )}
 
 

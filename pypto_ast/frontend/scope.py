@@ -76,6 +76,7 @@ class ModuleScope:
             raise
         except Exception:  # noqa: BLE001 - a statement we cannot read leaves its names unknown
             pass
+        self.env.update(self.live)  # what the module really computed wins over the static reading
         for node in self.source.tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[node.name] = node

@@ -1,0 +1,79 @@
+"""Run-time values as the front end's values, for the in-process decorator.
+
+When a kernel is called in-process (``@pypto_ast.jit``, a kernel of a module that ran), the
+module's globals hold the values its code really computed: constants read from a config file,
+shapes from argv, a dtype chosen at import.  Those take precedence over what the static
+evaluation of the source found (as Triton's JIT reads ``fn.__globals__``).  Only data is taken:
+numbers, strings, containers of them, dtypes, torch tensors' shapes; functions, classes and
+modules stay what the source says they are.  Standard library only; torch is recognised by name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import api
+from .values import UNKNOWN, ApiRef, Marker, TorchSpec
+
+_SKIP = object()  # not data: the static value stays
+_TORCH_DTYPES = {
+    "float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "int8": "int8", "uint8": "uint8",
+    "int16": "int16", "int32": "int32", "int64": "int64", "bool": "bool", "float64": "double",
+}
+MAX_ITEMS = 10_000
+
+
+def from_live(namespace: dict) -> dict:
+    """``{name: front-end value}`` for the data in ``namespace`` (a module's or a function's globals)."""
+    out = {}
+    for name, value in namespace.items():
+        if name.startswith("__"):
+            continue
+        converted = convert(value)
+        if converted is not _SKIP:
+            out[name] = converted
+    return out
+
+
+def convert(value: Any, depth: int = 0) -> Any:
+    """One run-time value; ``_SKIP`` when it is not data."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if depth > 8:
+        return UNKNOWN
+    if isinstance(value, (list, tuple)):
+        if len(value) > MAX_ITEMS:
+            return UNKNOWN
+        items = [convert(v, depth + 1) for v in value]
+        items = [UNKNOWN if v is _SKIP else v for v in items]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        if len(value) > MAX_ITEMS:
+            return UNKNOWN
+        out = {}
+        for k, v in value.items():
+            key = convert(k, depth + 1)
+            if key is _SKIP or key is UNKNOWN:
+                return UNKNOWN
+            item = convert(v, depth + 1)
+            out[key] = UNKNOWN if item is _SKIP else item
+        return out
+    kind = type(value)
+    module, cls = kind.__module__, kind.__name__
+    if cls == "DataType" and hasattr(value, "name"):  # pypto_ast.lang or the official pypto
+        name = getattr(value, "name", "")
+        name = name if name.startswith("DT_") else f"DT_{name}"
+        return api.DTYPES.get(name, UNKNOWN)
+    if cls == "_Marker" and module.startswith("pypto_ast.lang"):
+        return Marker(value.name)
+    if module == "torch" and cls == "dtype":
+        short = str(value).replace("torch.", "")
+        return ApiRef(f"torch.{short}") if short in _TORCH_DTYPES else UNKNOWN
+    if cls in ("Tensor", "Parameter") and module.startswith("torch"):
+        try:
+            shape = tuple(int(d) for d in value.shape)
+            dtype = _TORCH_DTYPES.get(str(value.dtype).replace("torch.", ""))
+        except (TypeError, ValueError, AttributeError):
+            return UNKNOWN
+        return TorchSpec(shape, dtype)
+    return _SKIP
