@@ -19,6 +19,7 @@ KERNEL_DECORATORS = {
     "pypto.frontend.function": "function",
     "pypto_ast.jit": "jit",
 }
+RETURNING_DECORATORS = frozenset({"pypto_ast.jit"})  # pypto-ast's return convention
 LEGACY_FUNCTION = "pypto.function"
 
 DTYPE_SIZES = {

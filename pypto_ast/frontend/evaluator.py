@@ -103,6 +103,7 @@ class Frame:
         self.closure = closure  # the enclosing function frame's env (late binding, as Python)
         self.bindings: dict = {}  # kernel frame only: name -> "param" | RebindFact | "local"
         self.returns: list = []
+        self.allows_return = False  # only @pypto_ast.jit kernels may return (pypto's parser refuses `return`)
 
 
 class Evaluator:
@@ -171,6 +172,9 @@ class Evaluator:
                 value = closure.env[name]
             else:
                 value = frame.scope.lookup(name)
+                if value is UNKNOWN and self.building and self.in_kernel() and not frame.scope.binds(name):
+                    return self.problem("PTO101", f"name `{name}` is not defined (pypto would raise NameError "
+                                                  "when it builds the kernel)", node)
         if isinstance(value, LazyImport):
             value = value.resolve()
         if isinstance(value, Conflict) and self.building:
@@ -989,7 +993,7 @@ class Evaluator:
         ann = annotation_from_call(args, kwargs)
         dtype = ann.dtype or api.FP32
         shape = ann.shape
-        if shape is not None and any(isinstance(d, Marker) or d is Ellipsis for d in shape):
+        if shape is not None and any(isinstance(d, (Marker, ApiRef)) or d is Ellipsis for d in shape):
             shape = None
         name = args[2] if len(args) > 2 and isinstance(args[2], str) else kwargs.get("name", "")
         name = name if isinstance(name, str) else ""
@@ -1508,6 +1512,11 @@ class Evaluator:
             self.eval(stmt.value)
 
     def exec_Return(self, stmt):
+        if (self.building and stmt.value is not None and self.frame.context in ("jit", "function")
+                and not self.frame.allows_return):
+            self.problem("PTO100", "`return` in a pypto kernel: pypto refuses it (\"Return statements are not "
+                                   "allowed\"); write the result into an output parameter (`out[:] = ...` or "
+                                   "`out.move(...)`), or decorate with @pypto_ast.jit to return it", stmt)
         value = self.eval(stmt.value) if stmt.value is not None else None
         if self.frame.context in ("jit", "legacy") and self.building and stmt.value is not None:
             self.kernel_return(stmt, value)
@@ -2074,6 +2083,8 @@ def _annotation_dims(shape) -> Optional[tuple]:
             dims.append(d)
         elif isinstance(d, (Marker, Sym)) or d is Ellipsis:
             dims.append(d)
+        elif isinstance(d, ApiRef) and not d.qualname.startswith(("pypto.", "builtins.")):
+            dims.append(d)  # a name imported from a module that was not found: the message names it
         else:
             dims.append(None)
     return tuple(dims)

@@ -243,12 +243,15 @@ def call_sites(scope: ModuleScope, kdef: KernelDef, limit: int = 8) -> Optional[
     if not isinstance(target, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     name = target.name
+    # who may call it: by its own name, or through a factory around it (``make(...)(x, y)``)
+    names = {name} | {o.name for o in kdef.owners if isinstance(o, (ast.FunctionDef, ast.AsyncFunctionDef))
+                      and o is not target}
     callers = [f for f in ast.walk(scope.source.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-               and f is not target and _calls(f, name)]
+               and f is not target and not _contains(target, f) and any(_calls(f, n) for n in names)]
     callers.sort(key=lambda f: (0 if kdef.owner is f else 1, f.lineno))
-    callers += [stmt for stmt in scope.source.tree.body if _is_main_block(stmt) and _calls(stmt, name)]
+    callers += [stmt for stmt in scope.source.tree.body if _is_main_block(stmt) and any(_calls(stmt, n) for n in names)]
     for caller in callers[:limit]:
-        found = _first_call(scope, target, caller)
+        found = _first_call(scope, target, caller, need_tensor=kdef.kind != "legacy")
         if found is not None:
             return found
     return None
@@ -271,14 +274,14 @@ def _calls(func: ast.AST, name: str) -> bool:
     return False
 
 
-def _first_call(scope, target: ast.FunctionDef, func: ast.AST) -> Optional[Given]:
+def _first_call(scope, target: ast.FunctionDef, func: ast.AST, need_tensor: bool = True) -> Optional[Given]:
     """Run ``func`` (a function, or the ``__main__`` block) statically until it calls ``target``."""
     result: dict = {}
 
     def hook(ref: FuncRef, args, kwargs, node):
         if ref.node is not target or "given" in result:
             return
-        given = given_from_call(target, args, kwargs)
+        given = given_from_call(target, args, kwargs, need_tensor)
         if given is not None:
             given.closure = ref.closure  # ``make_kernel(shape)(x, y)``: the names the factory bound
             result["given"] = given
@@ -331,7 +334,7 @@ def _owners_of(tree, target) -> list:
     return path
 
 
-def given_from_call(func: ast.FunctionDef, args, kwargs) -> Optional[Given]:
+def given_from_call(func: ast.FunctionDef, args, kwargs, need_tensor: bool = True) -> Optional[Given]:
     names = [a.arg for a in func.args.posonlyargs + func.args.args]
     given = Given(origin="the module's own call of the kernel")
     bound = dict(zip(names, args))
@@ -345,7 +348,7 @@ def given_from_call(func: ast.FunctionDef, args, kwargs) -> Optional[Given]:
             given.scalars[name] = value
         elif value is UNKNOWN:
             return None
-    return given if any_tensor else None
+    return given if any_tensor or not need_tensor and bound else None
 
 
 # =============================================================================================
@@ -424,8 +427,13 @@ class KernelReader:
         ev.frames.append(frame)
         if kdef.kind == "function" and not self.scope.host_tile_set:
             ev.vec_tile = ev.cube_tile = UNKNOWN  # inlined into callers: their tile shapes are in effect
+        # @pypto.options on the functions around the kernel scope it too (the official tests' form),
+        # then the kernel's own decorators
+        scoped = [o for o in kdef.owners if isinstance(o, (ast.FunctionDef, ast.AsyncFunctionDef))]
         if kdef.kind != "legacy":
-            for deco in kdef.node.decorator_list:
+            scoped.append(kdef.node)
+        for func in scoped:
+            for deco in func.decorator_list:
                 if isinstance(deco, ast.Call):
                     value = ev.eval(deco)
                     if isinstance(value, OptionsVal):
@@ -436,6 +444,7 @@ class KernelReader:
         func = self.kdef.node
         context = "jit" if self.kdef.kind in ("jit", "pypto.jit") else "function"
         frame = Frame(func, context, self.scope, self.scope.source, closure=closure)
+        frame.allows_return = self.scope.decorator_qualname(func) in api.RETURNING_DECORATORS
         params: dict = {}
         param_nodes: dict = {}
         args = func.args
@@ -509,7 +518,13 @@ class KernelReader:
                     raise FrontendError("PTO106", f"tensor `{name}` is declared {list(ann.shape)} but the argument "
                                                   f"has shape {list(actual_shape)}", arg, where)
                 shape.append(d)
-            elif isinstance(d, Marker) and d.kind == "STATIC" or d is None:
+            elif isinstance(d, ApiRef) and got is None:
+                module, _, const = d.qualname.rpartition(".")
+                raise FrontendError("PTO104", f"tensor `{name}`: dim {axis} is `{const}` from `{module}`, a module "
+                                              "pypto-ast did not find beside the file (it reads imported constants "
+                                              f"from source, never imports them): put `{module}` on the path next "
+                                              f"to the kernel, or give --shape {name}=...", arg, where)
+            elif isinstance(d, (Marker, ApiRef)) and (not isinstance(d, Marker) or d.kind == "STATIC") or d is None:
                 if got is None:
                     raise FrontendError("PTO104", f"tensor `{name}`: dim {axis} takes its size from the call and "
                                                   f"none is known: give --shape {name}=...", arg, where)

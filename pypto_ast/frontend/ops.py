@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from .. import ir
 from .api import DTYPES
-from .values import DType, Sym, Tensor
+from .values import UNKNOWN, DType, Sym, Tensor
 
 BINARY = {
     "add", "sub", "mul", "div", "fmod", "remainder", "pow", "hypot", "maximum", "minimum",
@@ -187,6 +187,8 @@ def _kind(x) -> str:
         return "a symbolic scalar"
     if x is None:
         return "None"
+    if x is UNKNOWN:
+        return "a value pypto-ast cannot read at build time"
     return type(x).__name__
 
 

@@ -59,6 +59,7 @@ class ModuleScope:
         self.live = live or {}  # names whose run-time values take precedence (the in-process decorator)
         self.host_tile_set = False
         self._done = False
+        self._bound: Optional[set] = None
 
     # -- evaluation ---------------------------------------------------------------------------
     def run(self) -> "ModuleScope":
@@ -109,6 +110,14 @@ class ModuleScope:
 
     evaluate_static = evaluate  # the name rules use
 
+    def binds(self, name: str) -> bool:
+        """Whether anything in the module could bind ``name`` (False: Python would raise NameError)."""
+        if name in self.live or name in self.env or name in _BUILTINS:
+            return True
+        if self._bound is None:
+            self._bound = _names_bound(self.source.tree)
+        return "*" in self._bound or name in self._bound
+
     def may_inline(self, func: FuncRef) -> bool:
         """Module-level code may call small, loop-free functions (``SHAPE = make_shape(4)``); a
         ``main()`` or a test is never run to evaluate the module."""
@@ -121,13 +130,18 @@ class ModuleScope:
 
     # -- decorators ---------------------------------------------------------------------------
     def decorator_kind(self, func) -> Optional[str]:
+        qualname = self.decorator_qualname(func)
+        return api.KERNEL_DECORATORS[qualname] if qualname is not None else None
+
+    def decorator_qualname(self, func) -> Optional[str]:
+        """The kernel decorator on ``func`` (``pypto.frontend.jit``, ``pypto_ast.jit``, ...), or None."""
         node = func.node if isinstance(func, FuncRef) else func
         scope = func.scope if isinstance(func, FuncRef) and func.scope is not None else self
         for deco in getattr(node, "decorator_list", ()):
             target = deco.func if isinstance(deco, ast.Call) else deco
             value = scope.evaluate(target)
             if isinstance(value, ApiRef) and value.qualname in api.KERNEL_DECORATORS:
-                return api.KERNEL_DECORATORS[value.qualname]
+                return value.qualname
         return None
 
     # -- imports ------------------------------------------------------------------------------
@@ -291,4 +305,26 @@ def _module_name(path: Optional[str]) -> str:
 
 
 _MISSING = object()
+def _names_bound(tree: ast.AST) -> set:
+    """Every name any statement of ``tree`` binds, at any depth ("*" for a star import)."""
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                bound.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+    return bound
+
+
 _BUILTINS = frozenset(__import__("builtins").__dict__)
