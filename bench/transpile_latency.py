@@ -3,9 +3,9 @@ and the Ascend C emitter's latency on the same Program.
 
     python bench/transpile_latency.py [--repeat 20] [--calls 3] [--no-pypto] [EXAMPLE ...]
 
-ours   In this process: ``load_module + find_kernel + lower + emit("ir")`` on the example
-       file, one warm-up, then the median of --repeat runs. ``example_inputs()`` is built
-       once beforehand (it is data, not part of transpiling; lowering reads only shapes).
+ours   In this process: ``pipeline.lower_file(path) + emit("ir")`` on the example file (read
+       from source, never run: the shapes come from the annotations or the module's own
+       calls), one warm-up, then the median of --repeat runs.
 emit ascendc
        In the same run: ``pipeline.emit(program, "ascendc")`` (all kernel files, control.cpp,
        manifest.json and the UB-budget check; no C++ compile) on the example's lowered
@@ -26,9 +26,7 @@ The goal is ours >= 20x faster. Examples that do not lower are listed without nu
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
-import io
 import json
 import os
 import shutil
@@ -45,51 +43,43 @@ RESULT = "RESULT "
 
 
 # -- ours ---------------------------------------------------------------------------------
-def transpile_once(path: Path, inputs: dict) -> str:
-    from pypto_ast import live, pipeline
+def transpile_once(path: Path) -> str:
+    from pypto_ast import pipeline
 
-    module = live.load_module(str(path))
-    kernel = live.find_kernel(module)
-    return pipeline.emit(pipeline.lower(kernel, inputs), "ir")
+    return pipeline.emit(pipeline.lower_file(str(path)), "ir")
 
 
 def time_ours(path: Path, repeat: int):
     """Median milliseconds, or None when the example does not lower."""
-    from pypto_ast import live, pipeline
+    from pypto_ast import pipeline
 
-    with contextlib.redirect_stdout(io.StringIO()):  # kernels that print() while traced
-        try:
-            module = live.load_module(str(path))
-            inputs = module.example_inputs() if hasattr(module, "example_inputs") else {}
-            transpile_once(path, inputs)  # warm-up: imports, caches
-        except pipeline.PipelineError:
-            return None
-        times = []
-        for _ in range(repeat):
-            start = time.perf_counter()
-            transpile_once(path, inputs)
-            times.append(time.perf_counter() - start)
+    try:
+        transpile_once(path)  # warm-up: imports, caches
+    except pipeline.PipelineError:
+        return None
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        transpile_once(path)
+        times.append(time.perf_counter() - start)
     return statistics.median(times) * 1e3
 
 
 def time_emit_ascendc(path: Path, repeat: int):
     """Median milliseconds of ``pipeline.emit(program, "ascendc")``, or None when the example
     does not lower or the emitter rejects it."""
-    from pypto_ast import live, pipeline
+    from pypto_ast import pipeline
 
-    with contextlib.redirect_stdout(io.StringIO()):
-        try:
-            module = live.load_module(str(path))
-            inputs = module.example_inputs() if hasattr(module, "example_inputs") else {}
-            program = pipeline.lower(live.find_kernel(module), inputs)
-            pipeline.emit(program, "ascendc")  # warm-up; raises KernelErrors when unsupported
-        except pipeline.PipelineError:  # includes KernelErrors (EmitError, UB budget)
-            return None
-        times = []
-        for _ in range(repeat):
-            start = time.perf_counter()
-            pipeline.emit(program, "ascendc")
-            times.append(time.perf_counter() - start)
+    try:
+        program = pipeline.lower_file(str(path))
+        pipeline.emit(program, "ascendc")  # warm-up; raises KernelErrors when unsupported
+    except pipeline.PipelineError:  # includes KernelErrors (EmitError, UB budget)
+        return None
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        pipeline.emit(program, "ascendc")
+        times.append(time.perf_counter() - start)
     return statistics.median(times) * 1e3
 
 

@@ -62,15 +62,17 @@ Use `pypto.loop` for loops the device runs and a Python `for` over a build-time 
 that unroll; move host logic out of the kernel; call helpers decorated with
 `@pypto.frontend.function` instead of other jit kernels.
 """),
-    _code("PTO101", "unknown-name", "a name pypto does not have", """
+    _code("PTO101", "unknown-name", "a name pypto does not have, or a name bound nowhere", """
 ## What it means
 `pypto.X` (or a tensor method `t.X`) is not a public name of pypto 0.2.0 nor of the repository's
-later version. pypto would fail with an `AttributeError` when the kernel is traced. The message
-suggests the closest real names.
+later version: pypto would fail with an `AttributeError` when it builds the kernel, and the message
+suggests the closest real names. Or a name the kernel reads is bound by no statement of the module
+(no assignment, import, def or star import): pypto would raise `NameError`.
 
 ## Example
 ```python
 y[:] = pypto.exq(x)      # PTO101: `pypto.exq` is not a pypto name; did you mean `pypto.exp`?
+y[:] = x + bias          # PTO101: name `bias` is not defined
 ```
 
 ## Fix

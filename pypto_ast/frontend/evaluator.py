@@ -7,7 +7,7 @@ from tensors are symbolic.  Plain helpers are inlined in the caller's context; P
 over build-time sequences unrolls; ``if`` on a build-time value takes one arm.  Two things are
 explicit where pypto's tracing multiplies them: a ``pypto.loop`` body is evaluated once per
 unrolled copy, and an ``if`` on a symbolic value once per arm, into one branch (values that leave
-the arms are merged through a workspace, docs/design.md §8).
+the arms are merged through a workspace, docs/design.md §5).
 
 While it evaluates, it records the *facts* the lint rules read (``facts.py``) and, when it
 builds a program (``building``), the IR (``builder.py``).  Problems are located: in a lint run
@@ -24,14 +24,13 @@ from .. import ir
 from . import api, ops, pyvalues, torchhost
 from .builder import Builder, _traces
 from .errors import FrontendError
-from .scope import LazyImport, UserModule
 from .facts import (
     AccessFact, BranchFact, Kernel, LoopFact, OpFact, PrintFact, RebindFact, TileSetFact, ViewFact,
 )
 from .symbolic import binexpr, unexpr
 from .values import (
-    UNKNOWN, ApiRef, BranchVal, DType, FuncRef, LoopIter, Marker, Method, OptionsVal, Sym, Tensor,
-    TensorAnnotation, TorchSpec, int_value, is_static,
+    UNKNOWN, ApiRef, BranchVal, DType, FuncRef, LazyImport, LoopIter, Marker, Method, OptionsVal, Sym, Tensor,
+    TensorAnnotation, TorchSpec, UserModule, int_value, is_static,
 )
 
 MAX_INLINE_DEPTH = 16
@@ -1706,7 +1705,7 @@ class Evaluator:
 
     def build_branch(self, stmt, cond: Sym):
         """Both arms of a symbolic ``if`` into one ``ir.Branch``; names the arms bind to different
-        tensors continue through a workspace both arms write (docs/design.md §8)."""
+        tensors continue through a workspace both arms write (docs/design.md §5)."""
         env_before = dict(self.frame.env)
         tiles_before = (self.vec_tile, self.vec_set, self.cube_tile, self.cube_set)
         arms = []
@@ -1842,7 +1841,6 @@ class Evaluator:
         self.exec_block(stmt.orelse)
 
     def pypto_loop(self, stmt: ast.For, it: LoopIter):
-        call = it.call
         args = list(it.args)
         kwv = dict(it.kwargs)
         for value in args + list(kwv.values()):

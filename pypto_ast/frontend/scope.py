@@ -15,34 +15,11 @@ import os
 from typing import Any, Optional
 
 from . import api
-from .values import UNKNOWN, ApiRef, FuncRef, Marker
+from .evaluator import Evaluator, Frame
+from .values import UNKNOWN, ApiRef, FuncRef, LazyImport, Marker, UserModule
 
 MAX_MODULE_BYTES = 2_000_000  # a user module bigger than this is not read for its constants
 SEARCH_PARENTS = 3  # directories above the file where ``import sibling`` may be found
-
-
-class UserModule:
-    """A module of the user's own code, read from disk: ``mod.NAME`` reads its scope."""
-
-    __slots__ = ("scope",)
-
-    def __init__(self, scope: "ModuleScope"):
-        self.scope = scope
-
-
-class LazyImport:
-    """``from helpers import SHAPE``: resolved the first time the name is looked up."""
-
-    __slots__ = ("load", "name")
-
-    def __init__(self, load, name: str):
-        self.load, self.name = load, name
-
-    def resolve(self) -> Any:
-        scope = self.load()
-        if scope is None:
-            return UNKNOWN
-        return scope.lookup(self.name)
 
 
 class ModuleScope:
@@ -67,8 +44,6 @@ class ModuleScope:
         if self._done:
             return self
         self._done = True
-        from .evaluator import Evaluator, Frame
-
         ev = Evaluator(self)
         ev.frames.append(Frame(None, "module", self, self.source, env=self.env))
         try:
@@ -97,8 +72,6 @@ class ModuleScope:
 
     def evaluate(self, node: ast.AST) -> Any:
         """The value of an expression at module level (decorators, annotations, defaults)."""
-        from .evaluator import Evaluator, Frame
-
         ev = Evaluator(self)
         ev.frames.append(Frame(None, "module", self, self.source, env=self.env))
         try:

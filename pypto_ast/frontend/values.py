@@ -272,7 +272,33 @@ def is_symbolic(value: Any) -> bool:
     return False
 
 
+# -- the user's own modules, read from disk by scope.py -------------------------------------
+class UserModule:
+    """A module of the user's own code, read from disk: ``mod.NAME`` reads its scope."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self, scope):  # a scope.ModuleScope
+        self.scope = scope
+
+
+class LazyImport:
+    """``from helpers import SHAPE``: resolved the first time the name is looked up."""
+
+    __slots__ = ("load", "name")
+
+    def __init__(self, load, name: str):
+        self.load, self.name = load, name
+
+    def resolve(self) -> Any:
+        scope = self.load()
+        if scope is None:
+            return UNKNOWN
+        return scope.lookup(self.name)
+
+
 __all__ = [
     "UNKNOWN", "ApiRef", "BranchVal", "DType", "FuncRef", "LoopIter", "Marker", "Method", "OptionsVal", "Sym",
-    "Tensor", "TensorAnnotation", "TorchSpec", "describe", "int_value", "is_static", "is_symbolic",
+    "Tensor", "TensorAnnotation", "TorchSpec", "LazyImport", "UserModule", "describe", "int_value", "is_static", "is_symbolic",
 ]
+
