@@ -223,11 +223,13 @@ def misaligned_last(rng: random.Random, key: str, near: int) -> int:
     """A last tile dim close to the aligned `near` but not 32-byte aligned for `key`.
 
     Staying close keeps the tile count (and so PTO013's budget) where the aligned tile had it,
-    so an injected PTO004 does not drag a PTO013 along.
+    so an injected PTO004 does not drag a PTO013 along.  Below `near` (the row length or a
+    divisor of it), so the tile cuts rows off the 32-byte grid: a tile covering whole rows is
+    not a finding.
     """
     half = max(1, align_elems(key) // 2)
-    cands = [near - half, near + half, near - 3 * half] if near > 3 * half else [near + half, near + 3 * half]
-    return rng.choice([c for c in cands if c > 0 and (c * DTYPES[key][1]) % 32])
+    cands = [c for c in (near - half, near - 3 * half) if c > 0 and (c * DTYPES[key][1]) % 32]
+    return rng.choice(cands or [c for c in (near + half, near + 3 * half) if (c * DTYPES[key][1]) % 32])
 
 
 # --------------------------------------------------------------------------- expression chains

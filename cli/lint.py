@@ -1,10 +1,11 @@
 """``pypto-lint``: check PyPTO kernels, print findings like ruff, optionally fix them.
 
 Exit codes (ruff's): 0 nothing left to report, 1 diagnostics remain (also after ``--fix``),
-2 we could not do the job — bad flags or config, a missing path, an unreadable file, an
-internal error (PTO999), or no input parsed at all.  Findings go to stdout, summaries and
-errors to stderr.  Only click and stdlib-only pypto_ast modules are imported at start;
-the engine (and with it libcst and the rules) loads inside the commands.
+2 we could not do the job — bad flags or config, a missing path, an unreadable file, a file
+``--fix`` could not or may not write (read-only), an internal error (PTO999), or no input
+parsed at all.  Findings go to stdout, summaries and errors to stderr.  Only click and
+stdlib-only pypto_ast modules are imported at start; the engine (and with it libcst and the
+rules) loads inside the commands.
 """
 
 from __future__ import annotations
@@ -95,6 +96,9 @@ def main() -> None:
 @click.option("--diff", is_flag=True, help="Print the diffs --fix would apply; write nothing.")
 @click.option("--unsafe-fixes/--no-unsafe-fixes", default=None,
               help="Also apply fixes that may change behaviour.")
+@click.option("--target", type=click.Choice(["0.2.0", "head"]), default=None,
+              help="The pypto version rules follow where versions differ (default 0.2.0, the latest "
+                   "release on PyPI; head: hicann/pypto's main branch).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when diagnostics remain.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when --fix changed any file.")
 @click.option("--stdin-filename", metavar="NAME",
@@ -122,6 +126,7 @@ def run_check(
     fix: bool = False,
     diff: bool = False,
     unsafe_fixes: bool | None = None,
+    target: str | None = None,
     exit_zero: bool = False,
     exit_non_zero_on_fix: bool = False,
     stdin_filename: str | None = None,
@@ -132,7 +137,7 @@ def run_check(
     if "-" in paths and not use_stdin:
         raise click.UsageError("`-` (stdin) cannot be combined with other paths")
     overrides = Overrides(
-        select or None, extend_select, ignore, exclude or None, extend_exclude, unsafe_fixes
+        select or None, extend_select, ignore, exclude or None, extend_exclude, unsafe_fixes, target
     )
     try:
         resolved = resolve(paths, overrides, config_path=config_path, cwd=cwd, stdin_filename=stdin_filename)
@@ -146,7 +151,9 @@ def run_check(
         reports = [lint_data(data, name, settings, mode)]
     else:
         try:
-            files = discover(paths or (".",), settings, root=resolved.root, cwd=cwd, force_exclude=force_exclude)
+            files = discover(
+                paths or (".",), settings, root=resolved.root, cwd=cwd, force_exclude=force_exclude, warn=_warn
+            )
         except PathError as exc:
             raise Fatal(str(exc)) from None
         if not files and not quiet:
@@ -178,6 +185,10 @@ def run_check(
         for line in _summary(reports, diagnostics, mode):
             click.echo(line, err=True)
     return _exit_code(reports, diagnostics, mode, exit_zero, exit_non_zero_on_fix)
+
+
+def _warn(message: str) -> None:
+    click.echo(f"pypto-lint: warning: {message}", err=True)
 
 
 def _rules(output_format: str) -> list:

@@ -8,15 +8,19 @@ the functions, so importing this module (``pypto-lint --version``) stays cheap.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import signal
+import sys
+import threading
 import traceback
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Sequence
 
 from pypto_ast.diagnostics import Diagnostic, Pos, Severity, Span
-from pypto_ast.files import StaleFileError, encode_text, write_atomic
+from pypto_ast.files import ReadOnlyFileError, StaleFileError, encode_text, write_atomic
 from pypto_ast.render import unified_diff
 from pypto_ast.settings import Settings
 
@@ -88,6 +92,8 @@ def lint_data(data: bytes, path: str, settings: Settings, mode: Mode, *, write: 
     if write:
         try:
             write_atomic(path, new_bytes, data)
+        except ReadOnlyFileError as exc:  # refused, like any file we cannot write: exit 2
+            return Report(path, result, error=str(exc))
         except StaleFileError as exc:
             return Report(path, result, warning=str(exc))
         except OSError as exc:
@@ -118,7 +124,44 @@ def lint_paths(paths: Sequence[str], settings: Settings, mode: Mode, *, jobs: in
         return [work(p) for p in paths]
     chunksize = max(1, len(paths) // (workers * 4))
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            return list(pool.imap(work, paths, chunksize))
+        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_init, initargs=(os.getpid(),))
     except AssertionError:  # "daemonic processes are not allowed to have children"
         return [work(p) for p in paths]
+    with pool, _sigterm_exits():  # leaving the block (also by Ctrl-C) terminates the workers
+        return list(pool.imap(work, paths, chunksize))
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _worker_init(parent: int) -> None:
+    """Make a pool worker die with pypto-lint: a killed run must not go on linting or
+    writing fixes in the background.  The parent ends the pool on Ctrl-C and SIGTERM."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C signals the whole group; no tracebacks
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # pool.terminate() sends it; don't inherit ours
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # covers SIGKILL too
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+@contextlib.contextmanager
+def _sigterm_exits():
+    """SIGTERM raises SystemExit(143) so the pool's ``with`` terminates the workers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)

@@ -36,6 +36,7 @@ class Overrides:
     exclude: tuple[str, ...] | None = None
     extend_exclude: tuple[str, ...] = ()
     unsafe_fixes: bool | None = None
+    target: str | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,14 @@ def _bool(value: Any) -> bool:
     return value
 
 
+def _target(value: Any) -> str:
+    from .settings import TARGETS
+
+    if not isinstance(value, str) or value.lower() not in TARGETS:
+        raise ValueError(f"expected one of {', '.join(TARGETS)}, got {value!r}")
+    return value.lower()
+
+
 def _positive_int(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError("expected a positive integer")
@@ -91,6 +100,8 @@ _KEYS: dict[str, Callable[[Any], Any]] = {
     "exclude": _strings,
     "extend-exclude": _strings,
     "unsafe-fixes": _bool,
+    "target": _target,
+    "strict-alignment": _bool,
     "cond-path-threshold": _positive_int,
     "subgraph-budget": _positive_int,
 }
@@ -218,6 +229,8 @@ def build_settings(options: dict, overrides: Overrides, *, root: Path, cwd: Path
         changes["extend_exclude"] = settings.extend_exclude + overrides.extend_exclude
     if overrides.unsafe_fixes is not None:
         changes["unsafe_fixes"] = overrides.unsafe_fixes
+    if overrides.target is not None:
+        changes["target"] = overrides.target
     return replace(settings, **changes)
 
 

@@ -3,15 +3,20 @@
 Discovery: paths named on the command line are taken as given (ruff's rule: naming a file
 is a request to lint it, whatever its suffix or folder, unless ``force_exclude``);
 directories are walked for ``*.py``/``*.pyi`` in sorted order, pruning excluded entries
-below them and virtualenvs.
+below them and virtualenvs.  A walk never leaves its directory: symlinked directories are
+not entered, symlinked files are taken only when they resolve inside it, and dangling or
+looping links and non-regular files are skipped with a warning.
 
 Writing: ``write_atomic`` never leaves a half-written file (temp file + fsync +
 ``os.replace``) and refuses to overwrite a file that changed after we read it, because an
-editor or a second hook may have saved it in the meantime.
+editor or a second hook may have saved it in the meantime.  It refuses read-only files, and
+writes in place (keeping inode, owner, group and links) when a rename would change them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fnmatch
 import os
 import re
@@ -19,7 +24,7 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from .config import display_path
 from .settings import Settings
@@ -33,6 +38,10 @@ class PathError(Exception):
 
 class StaleFileError(OSError):
     """The file on disk is no longer what was linted; it was left alone."""
+
+
+class ReadOnlyFileError(OSError):
+    """The file has no write permission; replacing it through its directory would defeat that."""
 
 
 @dataclass(frozen=True)
@@ -82,17 +91,25 @@ def discover(
     root: Path,
     cwd: Path | None = None,
     force_exclude: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> list[str]:
-    """Display paths (see ``config.display_path``) of every file to lint, sorted, unique."""
+    """Display paths (see ``config.display_path``) of every file to lint, sorted, unique.
+
+    ``warn`` gets one message per entry a walk skipped (bad symlink, not a regular file)."""
     here = Path(os.path.abspath(cwd or os.getcwd()))
     excluder = Excluder(tuple(settings.exclude) + tuple(settings.extend_exclude), root)
     found: dict[str, str] = {}  # real path -> display path
+
+    def skip(path: Path, reason: str) -> None:
+        if warn is not None:
+            warn(f"{display_path(path, here)}: skipped: {reason}")
+
     for given in paths:
         target = Path(os.path.abspath(Path(here, given)))
         if not os.path.lexists(target):
             raise PathError(f"{given}: no such file or directory")
         if target.is_dir():
-            files: Iterable[Path] = _walk(target, excluder)
+            files: Iterable[Path] = _walk(target, excluder, skip)
         elif force_exclude and excluder.force_excluded(target):
             files = ()
         else:
@@ -102,7 +119,9 @@ def discover(
     return sorted(set(found.values()))
 
 
-def _walk(top: Path, excluder: Excluder) -> Iterable[Path]:
+def _walk(top: Path, excluder: Excluder, skip: Callable[[Path, str], None]) -> Iterable[Path]:
+    """os.walk does not enter symlinked directories; files are checked by ``_unsafe``."""
+    real_top = os.path.realpath(top)
     for dirpath, dirnames, filenames in os.walk(top):
         here = Path(dirpath)
         dirnames[:] = sorted(
@@ -110,7 +129,31 @@ def _walk(top: Path, excluder: Excluder) -> Iterable[Path]:
         )
         for name in sorted(filenames):
             if name.endswith(PY_SUFFIXES) and not excluder.excluded(here / name, top):
-                yield here / name
+                reason = _unsafe(here / name, real_top)
+                if reason:
+                    skip(here / name, reason)
+                else:
+                    yield here / name
+
+
+def _unsafe(path: Path, real_top: str) -> str | None:
+    """Why a walked entry must not be linted (and so never edited), or None.
+
+    A symlink is taken only when it resolves inside the walked directory, so ``--fix`` on a
+    tree never writes outside it; a FIFO or device would block or be clobbered."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return "dangling symlink"
+    except OSError as exc:
+        return "symlink loop" if exc.errno == errno.ELOOP else f"cannot stat: {exc.strerror or exc}"
+    if path.is_symlink():
+        real = os.path.realpath(path)
+        if os.path.commonpath([real, real_top]) != real_top:
+            return f"symlink to a file outside {real_top}"
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file"
+    return None
 
 
 # -- writing -------------------------------------------------------------------------------
@@ -126,31 +169,57 @@ def encode_text(text: str, encoding: str, original: bytes) -> bytes:
 
 
 def write_atomic(path: str | os.PathLike, new_bytes: bytes, expected_old_bytes: bytes) -> None:
-    """Replace ``path`` by ``new_bytes`` atomically, keeping its mode, unless it no longer
-    holds ``expected_old_bytes`` (then raise StaleFileError and leave it untouched).
+    """Replace ``path`` by ``new_bytes``, keeping its mode, unless it no longer holds
+    ``expected_old_bytes`` (then raise StaleFileError and leave it untouched).
 
+    A file without write permission raises ReadOnlyFileError (root could rename over it,
+    but the user marked it read-only).  Normally the new text goes to a temp file that is
+    renamed over the original, so no reader or crash sees half a file; when that rename
+    would change what the file is — a hard link (the other names would keep the old text),
+    or an owner or group we would not recreate — the original is overwritten in place
+    instead, after the temp file holds the new text, which is kept if that write fails.
     A symlink is followed, so the link stays a link and its target is updated.
     """
     target = os.path.realpath(path)
     folder = os.path.dirname(target) or "."
     info = os.stat(target)
+    if not info.st_mode & 0o222 or not os.access(target, os.W_OK):
+        raise ReadOnlyFileError(f"{path}: not fixed: the file is read-only")
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".pypto-lint.tmp", dir=folder)
+    overwriting = False
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(new_bytes)
             fh.flush()
             os.fsync(fh.fileno())
+            made = os.fstat(fh.fileno())
+        if info.st_nlink > 1 or (made.st_uid, made.st_gid) != (info.st_uid, info.st_gid):
+            with open(target, "r+b") as fh:
+                if fh.read() != expected_old_bytes:
+                    raise StaleFileError(f"{path}: file changed since it was read, not written")
+                overwriting = True
+                fh.seek(0)
+                fh.write(new_bytes)
+                fh.truncate()
+                fh.flush()
+                os.fsync(fh.fileno())
+                if os.fstat(fh.fileno()).st_mode != info.st_mode:  # a write may clear set-id bits
+                    with contextlib.suppress(PermissionError):  # only the owner may set them back
+                        os.fchmod(fh.fileno(), stat.S_IMODE(info.st_mode))
+            os.unlink(tmp)
+            return
         os.chmod(tmp, stat.S_IMODE(info.st_mode))  # mkstemp made it 0600
         with open(target, "rb") as fh:
             current = fh.read()
         if current != expected_old_bytes:
             raise StaleFileError(f"{path}: file changed since it was read, not written")
         os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+    except BaseException as exc:
+        if not overwriting:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        elif isinstance(exc, OSError):  # the original may be half-written: say where the fix is
+            raise OSError(exc.errno, f"{exc.strerror or exc}; the fixed text is kept in {tmp}") from exc
         raise
     _fsync_dir(folder)
 

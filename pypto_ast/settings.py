@@ -5,6 +5,8 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 
+TARGETS = ("0.2.0", "head")  # the latest release on PyPI, and hicann/pypto's main branch
+
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__",
     "node_modules", "build", "dist", "site-packages", ".mypy_cache", ".pytest_cache",
@@ -22,6 +24,11 @@ class Settings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     unsafe_fixes: bool = False
+    # the pypto version the rules follow where 0.2.0 and the repository's later version differ
+    target: str = "0.2.0"
+    # PTO004 also reports elementwise ops whose tile misses the 32-byte grid (the docs' rule, which
+    # no pypto version enforces: the vector unit pads)
+    strict_alignment: bool = False
     # thresholds of individual rules
     cond_path_threshold: int = 16  # PTO011: compiled paths per loop above which a branch is reported
     subgraph_budget: int = 18000  # PTO013: tile operations per loop body (tiling guide's count rule)

@@ -493,7 +493,8 @@ class Evaluator:
                 return self.problem("PTO102", f"the operator {op} on tensors is not supported by pypto-ast", node)
             return self.tensor_binop(node, name, left, right, left_node, right_node)
         if left is UNKNOWN or right is UNKNOWN:
-            return UNKNOWN
+            # a symbolic operand keeps its lint metadata (what it was read from) through the unknown
+            return UNKNOWN if self.building else self.sym_join(node, left, right)
         if isinstance(left, TorchSpec) or isinstance(right, TorchSpec):
             return torchhost.binop(op, left, right)
         if isinstance(left, Sym) or isinstance(right, Sym):
@@ -722,12 +723,15 @@ class Evaluator:
         return UNKNOWN
 
     def _escape(self, args, kwargs, node):
-        """A tensor handed to code we cannot see may be written there: count it as written."""
+        """A tensor handed to code we cannot see may be written there: count it as written; a
+        value read from a tensor handed there counts as used."""
         if self.kernel is None:
             return
         for value in list(args) + list(kwargs.values()):
             if isinstance(value, Tensor):
                 self.write(value, node)
+            else:
+                self.sym_used(value, "operand")
 
     def builtin_call(self, node, name, args, kwargs):
         if name == "print":
@@ -744,6 +748,9 @@ class Evaluator:
                                                   "integer (range() unrolls at build time); use pypto.loop", node)
                 start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
                 return RangeVal(start, stop, step)
+            if not self.building and 1 <= len(args) <= 3 and any(a is UNKNOWN for a in args):
+                start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
+                return RangeVal(start, stop, step)  # bounds we cannot read: still starts at ``start``
             return UNKNOWN
         if name == "len" and args:
             if isinstance(args[0], Tensor):
@@ -965,6 +972,7 @@ class Evaluator:
         if self.kernel is not None and kind == "function":
             self._escape(args, kwargs, node)
             return self.problem("PTO102", f"`{qual}` is a pypto op that pypto-ast does not lower yet", node)
+        self._escape(args, kwargs, node)
         return UNKNOWN
 
     def loop_flag(self, node, name, args):
@@ -989,6 +997,13 @@ class Evaluator:
         return Sym(expr, frozenset({"loop_flag"}), node=node, source=self.source)
 
     def local_tensor(self, node, args, kwargs):
+        if args and isinstance(args[0], (int, float)) and not isinstance(args[0], bool):
+            # ``pypto.tensor(1.0, DT_FP32)``: a constant scalar tensor, written by its own value
+            if self.building:
+                return self.problem("PTO102", "`pypto.tensor(value, dtype)` (a constant scalar tensor) is not "
+                                              "lowered yet", node)
+            dtype = args[1] if len(args) > 1 and isinstance(args[1], DType) else kwargs.get("dtype")
+            return Tensor(None, dtype if isinstance(dtype, DType) else None, "op")
         ann = annotation_from_call(args, kwargs)
         dtype = ann.dtype or api.FP32
         shape = ann.shape
@@ -1110,7 +1125,14 @@ class Evaluator:
             out = ops.call(self, name, tuple(args), dict(kwargs))
         except ops.OpError as exc:
             out = self._op_failed(exc, name, args, node)
-        self.record_op(node, name, out, inputs)
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError):
+            # arguments of a form the op table does not read (an unknown where it wants a list)
+            out = self._op_failed(ops.OpError(f"pypto.{name}: arguments pypto-ast cannot read at build time"),
+                                  name, args, node)
+        axis = None
+        if name in api.REDUCE:
+            axis = args[1] if len(args) > 1 else kwargs.get("dim", kwargs.get("axis"))
+        self.record_op(node, name, out, inputs, axis)
         return out
 
     def _op_failed(self, exc: ops.OpError, name, args, node=None):
@@ -1124,7 +1146,7 @@ class Evaluator:
             return Tensor(first.shape, dtype, "op")
         return UNKNOWN
 
-    def record_op(self, node, name, out, inputs):
+    def record_op(self, node, name, out, inputs, axis=None):
         if self.kernel is None or not self.recording:
             return
         vector = name in api.VECTOR_OPS
@@ -1136,7 +1158,7 @@ class Evaluator:
             node, name, result if isinstance(result, Tensor) else None, tuple(inputs), self.loop,
             self.vec_tile, self.vec_set.node if self.vec_set else None,
             self.cube_tile, self.cube_set.node if self.cube_set else None,
-            vector, self.multiplier,
+            vector, self.multiplier, axis,
         )
         self.kernel.ops.append(fact)
         self.loop.ops.append(fact)
@@ -1230,8 +1252,14 @@ class Evaluator:
     # -- indexing and views ------------------------------------------------------------------
     def tensor_getitem(self, node, base: Tensor, key):
         items = key if isinstance(key, tuple) else (key,)
-        element = all(isinstance(i, (int, Sym)) and not isinstance(i, bool) for i in items) and not any(
-            isinstance(i, slice) for i in items)
+        sliced = any(isinstance(i, slice) or i is Ellipsis or i is None for i in items)
+        element = all(isinstance(i, (int, Sym)) and not isinstance(i, bool) for i in items) and not sliced
+        if not sliced and not element and not any(isinstance(i, Tensor) for i in items):
+            # an element read at an index we cannot read: not a view
+            self.read(base, node)
+            if self.building:
+                return self.problem("PTO105", "a scalar read needs indices known to the control program", node)
+            return UNKNOWN
         if not element:
             extents = tuple(Sym(None, frozenset(), _reads_in(i.stop) - _reads_in(i.start))
                             for i in items if isinstance(i, slice))
@@ -1830,8 +1858,21 @@ class Evaluator:
         if self.building and items is not None:
             self.problem("PTO105", f"a Python `for` over {len(items)} items unrolls too far at build time", stmt.iter)
         count = len(items) if items is not None else 1
-        self.assign(stmt.target, UNKNOWN, None)
         saved = self.multiplier
+        first = items[0] if items else (iterable.start if isinstance(iterable, RangeVal) and
+                                         isinstance(iterable.start, int) else _ABSENT)
+        if first is not _ABSENT and self.kernel is not None:
+            # the loop unrolls at build time: its first iteration runs before the others and
+            # may produce what they read (``if i == 0: acc = x`` ... ``else: acc = acc + x``)
+            self.assign(stmt.target, first, None)
+            try:
+                self.exec_block(stmt.body)
+            except _Continue:
+                pass
+            except _Break:
+                return
+            count = max(count - 1, 1)
+        self.assign(stmt.target, UNKNOWN, None)
         self.multiplier *= max(count, 1)
         try:
             self.exec_block(stmt.body)

@@ -69,6 +69,7 @@ class OpFact:
     cube_tile_node: Optional[ast.Call]
     vector: bool
     multiplier: int = 1  # static repetitions (Python for) and unroll copies
+    axis: Any = None  # reductions: the ``dim`` argument as evaluated (int, list, or UNKNOWN)
 
 
 @dataclass(eq=False)

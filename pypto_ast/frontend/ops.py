@@ -416,7 +416,7 @@ def op_assemble(ctx, name, args, kwargs):
     if args and isinstance(args[0], (list, tuple)) and args[0] and isinstance(args[0][0], (list, tuple)):
         target = _arg(args, kwargs, 1, "out")
         for part, offsets in args[0]:
-            write(ctx, part, target, list(offsets))
+            write(ctx, part, target, list(offsets) if isinstance(offsets, (list, tuple)) else offsets)
         return None
     if len(args) < 2:
         raise OpError("pypto.assemble takes (part, offsets, out)")
@@ -455,6 +455,10 @@ def op_full(ctx, name, args, kwargs):
     fill = _arg(args, kwargs, 1, "fill_value")
     dtype = dtype_of(_arg(args, kwargs, 2, "dtype", FP32))
     valid = kwargs.get("valid_shape")
+    if valid is not None and not isinstance(valid, (list, tuple)):
+        if ctx.building:
+            raise OpError("pypto.full: valid_shape must be a list known at build time")
+        valid = None
     shape = tuple(size) if isinstance(size, (list, tuple)) else None
     attrs = {"shape": shape, "dtype": dtype}
     if valid is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from math import gcd
 
 from ...frontend import api
-from ..rule import Case, LintContext, Rule
+from ..rule import Case, LintContext, Rule, Valid
 
 BLOCK = 32  # bytes: UB blocks and the cube's ND rows are 32-byte aligned
 
@@ -23,6 +23,19 @@ def _round_up(value: int, step: int) -> int:
     return -(-value // step) * step
 
 
+def _reduces_last_axis(op, rank: int) -> bool:
+    """Whether a reduction's ``dim`` is the last axis (the only case pypto 0.2.0 checks)."""
+    axes = op.axis if isinstance(op.axis, (list, tuple)) else [op.axis]
+    return any(isinstance(a, int) and not isinstance(a, bool) and a % rank == rank - 1 for a in axes)
+
+
+def _splits_rows(tensor, last: int) -> bool:
+    """Whether a tile of last dim ``last`` cuts the tensor's rows (a known last dim longer than it)."""
+    shape = tensor.shape
+    row = shape[-1] if shape else None
+    return isinstance(row, int) and row > last
+
+
 def _dtypes_text(items) -> str:
     return ", ".join(f"{dt.name} ({value * dt.size} B)" for dt, value in items)
 
@@ -35,10 +48,14 @@ class TileMisaligned(Rule):
 
     - vector tiles: the last tile dim used by an op, times the element size of each input
       and output dtype of that op, must be a multiple of 32 bytes
-      (``tile[-1] * sizeof(dtype) % 32 == 0``); ops whose tiled tensor (the result, or the
-      input of a reduction) has another rank than the tile are left to PTO003, and BOOL
-      masks of comparisons are left out (0.2.0 compiles ``where(a > b, a, b)`` on FP32 with
-      a 16-wide tile);
+      (``tile[-1] * sizeof(dtype) % 32 == 0``). Reported for a reduction over the last axis
+      (pypto 0.2.0 raises; ``--target head`` follows the repository's later version, which
+      dropped that check), and for any other op when the tile cuts the tensor's rows off the
+      32-byte grid (a tile covering whole rows, as in small unit tests, is left alone: no
+      version checks it and no block is split; ``strict-alignment = true`` reports those too).
+      Ops whose tiled tensor (the result, or the input of a reduction) has another rank than
+      the tile are left to PTO003, and BOOL masks of comparisons are left out (0.2.0 compiles
+      ``where(a > b, a, b)`` on FP32 with a 16-wide tile);
     - cube tiles ``m = [mL0, mL1]``, ``k = [kL0, kL1]``, ``n = [nL0, nL1]``: each of the six
       values times the matmul input dtype size must be 32-byte aligned, and at least 16
       elements for FP16/BF16/FP32 inputs (32 for 1-byte inputs).
@@ -113,6 +130,31 @@ class TileMisaligned(Rule):
         "    s = pypto.amax(x, -1)\n"
         "    pypto.set_vec_tile_shapes(64)\n"
         "    out[:] = s + 1.0\n",
+        # a reduction over another axis than the last (a column of row sums): 0.2.0 does not check it
+        "import pypto\n\n@pypto.frontend.jit\n"
+        "def k(x: pypto.Tensor((512, 1), pypto.DT_FP32), out: pypto.Tensor((1, 1), pypto.DT_FP32)):\n"
+        "    pypto.set_vec_tile_shapes(512, 1)\n"
+        "    out[:] = pypto.sum(x, dim=0, keepdim=True)\n",
+        # the middle axis of a 3-D reduction (a 170-element last dim is not the reduced one)
+        "import pypto\n\n@pypto.frontend.jit\n"
+        "def k(x: pypto.Tensor((1, 96, 170), pypto.DT_FP32), out: pypto.Tensor((1, 1, 170), pypto.DT_FP32)):\n"
+        "    pypto.set_vec_tile_shapes(1, 96, 170)\n"
+        "    out[:] = pypto.sum(x, dim=1, keepdim=True)\n",
+        # the FAQ's reduction under --target head: the repository's later version dropped FC1001 (5da9f5d)
+        Valid("import pypto\n\n@pypto.frontend.jit\n"
+              "def k(x: pypto.Tensor((4, 4), pypto.DT_FP32), out: pypto.Tensor((4, 1), pypto.DT_FP32)):\n"
+              "    pypto.set_vec_tile_shapes(4, 4)\n"
+              "    out[:] = pypto.sum(x, -1, keepdim=True)\n", settings={"target": "head"}),
+        # a tile covering whole short rows: nothing raises, no block is split (unit-test sizes)
+        "import pypto\n\n@pypto.frontend.jit\n"
+        "def k(a: pypto.Tensor((8, 8), pypto.DT_FP16), out: pypto.Tensor((8, 8), pypto.DT_FP16)):\n"
+        "    pypto.set_vec_tile_shapes(8, 8)\n"
+        "    out[:] = pypto.sigmoid(a)\n",
+        # a real transpose(0, 1) whose tile covers the rows
+        "import pypto\n\n@pypto.frontend.jit\n"
+        "def k(a: pypto.Tensor((4, 4), pypto.DT_FP32), out: pypto.Tensor((4, 4), pypto.DT_FP32)):\n"
+        "    pypto.set_vec_tile_shapes(4, 4)\n"
+        "    out[:] = pypto.transpose(a, 0, 1)\n",
         # a helper sets an aligned tile
         "import pypto\n\ndef rows(n):\n    pypto.set_vec_tile_shapes(n, 32)\n\n@pypto.frontend.jit\n"
         "def k(a: pypto.Tensor((64, 64), pypto.DT_FP16), out: pypto.Tensor((64, 64), pypto.DT_FP16)):\n"
@@ -143,6 +185,22 @@ class TileMisaligned(Rule):
         "    c[:] = pypto.matmul(a, b, pypto.DT_FP32)\n",
     ]
     INVALID = [
+        # the same reduction under the default target (0.2.0): FC1001 even when the tile covers the row
+        Case(
+            "import pypto\n\n@pypto.frontend.jit\n"
+            "def k(x: pypto.Tensor((4, 4), pypto.DT_FP32), out: pypto.Tensor((4, 1), pypto.DT_FP32)):\n"
+            "    pypto.set_vec_tile_shapes(4, 4)\n"
+            "    out[:] = pypto.sum(x, -1, keepdim=True)\n",
+            line=5, col=5,
+        ),
+        # strict-alignment: a tile covering whole short rows is reported too
+        Case(
+            "import pypto\n\n@pypto.frontend.jit\n"
+            "def k(a: pypto.Tensor((8, 8), pypto.DT_FP16), out: pypto.Tensor((8, 8), pypto.DT_FP16)):\n"
+            "    pypto.set_vec_tile_shapes(8, 8)\n"
+            "    out[:] = pypto.sigmoid(a)\n",
+            line=5, col=5, settings={"strict_alignment": True},
+        ),
         # FAQ case: fp32 reduction with last tile dim 4 (16 B)
         Case(
             "import pypto\n\n@pypto.frontend.jit\n"
@@ -219,15 +277,19 @@ class TileMisaligned(Rule):
             return None
         bad: dict = {}  # dtypes the last dim is misaligned for (ordered set)
         reduce = False
+        checks_reduce = ctx.settings.target == "0.2.0"  # the repository's later version dropped FC1001
         for op in uses:
             tiled = op.inputs[0] if op.op in api.REDUCE and op.inputs else op.out
             if tiled is None or tiled.rank != len(tile):
                 continue  # unknown, or a tile of another rank (PTO003; extra leading dims)
+            enforced = checks_reduce and op.op in api.REDUCE and _reduces_last_axis(op, tiled.rank)
+            if not enforced and not ctx.settings.strict_alignment and not _splits_rows(tiled, last):
+                continue  # nothing raises, and the tile covers whole rows: no block is split
             for t in list(op.inputs) + ([op.out] if op.out is not None else []):
                 dt = t.dtype
                 if dt is not None and dt.size and dt != api.BOOL and last * dt.size % BLOCK:
                     bad[dt] = None
-                    reduce = reduce or op.op in api.REDUCE
+                    reduce = reduce or enforced
         if not bad:
             return None
         step = 1
@@ -238,8 +300,8 @@ class TileMisaligned(Rule):
             "pypto 0.2.0 raises `FC1001 Reduce op: the tileShape of last axis need to 32Byte align!` "
             "when it traces the reduction"
             if reduce else
-            "pypto 0.2.0 does not check it for elementwise ops, but `set_vec_tile_shapes` requires "
-            "`tile[-1] * sizeof(dtype) % 32 == 0` (the vector unit works on 32-byte blocks)"
+            "pypto does not check it here, but `set_vec_tile_shapes` requires "
+            "`tile[-1] * sizeof(dtype) % 32 == 0`: the tile splits each row off the 32-byte grid"
         )
         setter = ctx.source.segment(node.func) or "pypto.set_vec_tile_shapes"
         fixed = list(tile[:-1]) + [aligned]

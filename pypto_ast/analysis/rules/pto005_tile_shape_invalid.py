@@ -23,8 +23,8 @@ class TileShapeInvalid(Rule):
 
     - at a ``pypto.set_vec_tile_shapes`` call: a dim that is 0 or negative, or more than
       4 dims;
-    - at a ``pypto.set_cube_tile_shapes`` call: ``m``/``k``/``n`` not a list of exactly two
-      values ``[L0, L1]``, a value that is 0 or negative, ``L0 > L1``, or ``L1 % L0 != 0``;
+    - at a ``pypto.set_cube_tile_shapes`` call: ``m``/``n`` not a list of exactly two
+      values ``[L0, L1]``, ``k`` neither ``[kL0, kL1]`` nor ``[kL0, kL1a, kL1b]``, a value that is 0 or negative, ``L0 > L1``, or ``L1 % L0 != 0``;
     - at an op: a vector op created when no vector tile shape was ever set on its path
       (not in the kernel, not in a helper it calls, not at module level), and a
       ``pypto.matmul`` / ``@`` with no cube tile shape set.
@@ -126,6 +126,13 @@ class TileShapeInvalid(Rule):
         "    pypto.set_vec_tile_shapes(1, 1, 32, 64)\n"
         "    pypto.set_cube_tile_shapes([16, 64], [32, 128], [64, 64], enable_split_k=True)\n"
         "    out[:] = a + a\n",
+        # k with separate L1 tiles for A and B (accepted by 0.2.0 and HEAD)
+        "import pypto\n\n@pypto.frontend.jit\n"
+        "def k(a: pypto.Tensor((64, 128), pypto.DT_FP16), b: pypto.Tensor((128, 64), pypto.DT_FP16),\n"
+        "      out: pypto.Tensor((64, 64), pypto.DT_FP32)):\n"
+        "    pypto.set_vec_tile_shapes(64, 64)\n"
+        "    pypto.set_cube_tile_shapes([64, 64], [64, 128, 128], [64, 64])\n"
+        "    out[:] = pypto.matmul(a, b, pypto.DT_FP32)\n",
     ]
     INVALID = [
         # no vector tile at all
@@ -255,26 +262,19 @@ class TileShapeInvalid(Rule):
         for axis, pair in zip("mkn", dims):
             if pair is None:
                 continue  # not a literal list: unknown
-            if len(pair) != 2:
+            # k may also be [kL0, kL1a, kL1b] (the L1 tiles of A and B): pypto 0.2.0 and HEAD accept it
+            if len(pair) != 2 and not (axis == "k" and len(pair) == 3):
+                shape = f"[{axis}L0, {axis}L1]" + (" or [kL0, kL1a, kL1b]" if axis == "k" else "")
                 problems.append(
                     f"`{axis}` has {len(pair)} element{'s' if len(pair) != 1 else ''}, it must be "
-                    f"[{axis}L0, {axis}L1] (pypto 0.2.0: `ValueError: {axis} must have exactly 2 elements, "
+                    f"{shape} (pypto 0.2.0: `ValueError: {axis} must have exactly 2 elements, "
                     f"got {len(pair)}`)"
                 )
                 continue
-            l0, l1 = pair
-            known = [v for v in pair if isinstance(v, int)]
-            if any(v <= 0 for v in known):
-                problems.append(
-                    f"{axis}L0={'?' if l0 is None else l0}, {axis}L1={'?' if l1 is None else l1}: tile values "
-                    "must be > 0 (pypto 0.2.0: `FC4000 Invalid tile values` when the matmul is created)"
-                )
-            elif len(known) == 2 and l0 > l1:
-                problems.append(f"{axis}L0={l0} > {axis}L1={l1}: the L0 tile must not exceed the L1 tile")
-                relation = True
-            elif len(known) == 2 and l1 % l0:
-                problems.append(f"{axis}L1={l1} is not a multiple of {axis}L0={l0}")
-                relation = True
+            for l1 in pair[1:]:
+                found, bad_relation = _pair_problems(axis, pair[0], l1)
+                problems += [p for p in found if p not in problems]
+                relation = relation or bad_relation
         if relation:
             problems.append("pypto rejects the matmul (`FC4000 ... Invalid L1/L0 relation`)")
         return problems
@@ -320,4 +320,18 @@ def _inside(node, outer) -> bool:
     return outer.lineno <= node.lineno <= end
 
 
+def _pair_problems(axis: str, l0, l1) -> tuple:
+    """(problems, whether an L0/L1 relation is broken) of one L0 tile against one L1 tile."""
+    known = [v for v in (l0, l1) if isinstance(v, int)]
+    if any(v <= 0 for v in known):
+        return [f"{axis}L0={'?' if l0 is None else l0}, {axis}L1={'?' if l1 is None else l1}: tile values "
+                "must be > 0 (pypto 0.2.0: `FC4000 Invalid tile values` when the matmul is created)"], False
+    if len(known) == 2 and l0 > l1:
+        return [f"{axis}L0={l0} > {axis}L1={l1}: the L0 tile must not exceed the L1 tile"], True
+    if len(known) == 2 and l1 % l0:
+        return [f"{axis}L1={l1} is not a multiple of {axis}L0={l0}"], True
+    return [], False
+
+
 RULE = TileShapeInvalid
+

@@ -183,13 +183,13 @@ class ReadBeforeWrite(Rule):
     def _diagnostic(self, ctx, kernel, read):
         tensor = read.tensor
         decl = kernel.local_decls.get(tensor.ident)
-        label = f"`{tensor.name}`" if tensor.name else "this local tensor"
+        label = f"`{tensor.name}`" if tensor.name else "the local tensor"
         notes = ()
         if decl is not None:
-            notes = (Note(f"{label} is declared here with `pypto.tensor`, which gives it no producer", ctx.span(decl)),)
+            notes = (Note(f"{label[0].upper() + label[1:] if not tensor.name else label} is declared here with `pypto.tensor`, which gives it no producer", ctx.span(decl)),)
         return self.diagnostic(
             ctx.span(read.node),
-            f"local tensor {label} is read before anything writes it: pypto 0.2.0 reads an empty address "
+            f"{'local tensor ' + label if tensor.name else label} is read before anything writes it: pypto 0.2.0 reads an empty address "
             "(\"Root incast read from empty address\") or fails with \"missing Alloc\"",
             help="write it first (`t[:] = ...`, `t.move(...)`, `pypto.assemble(part, offsets, t)`), "
             "or use the computed tensor directly instead of a `pypto.tensor` declaration",

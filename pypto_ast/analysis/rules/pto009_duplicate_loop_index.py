@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from ...diagnostics import Note
 from ..rule import Case, LintContext, Rule
 
@@ -78,6 +80,12 @@ class DuplicateLoopIndex(Rule):
         "    pypto.set_vec_tile_shapes(16, 16)\n    for i in pypto.loop(2):\n        body(a, c)\n",
         # a static Python for around a pypto loop with the same variable is not a pypto index
         _HEAD + "    for i in range(2):\n        for j in pypto.loop(2, idx_name='i'):\n            c[:] = a + b\n",
+        # `_` reused by nested loops with their own idx_names (the official tests' legacy form): never read
+        _HEAD + "    for _ in pypto.loop(1, name='b0', idx_name='bidx'):\n"
+        "        for _ in pypto.loop(1, name='s0', idx_name='sidx'):\n            c[:] = a + b\n",
+        # the same variable, unused after the inner loop starts
+        _HEAD + "    for i in pypto.loop(2, name='o', idx_name='i'):\n        c[i:, :] = a[i:, :] + 1.0\n"
+        "        for i in pypto.loop(2, name='n', idx_name='j'):\n            c[:] = a + b\n",
         # loop_unroll with the same factor name in sibling loops
         _HEAD + "    for i, f in pypto.loop_unroll(0, 4, 1, name='A', idx_name='i', unroll_list=[2]):\n"
         "        c[:] = a + b\n"
@@ -96,7 +104,7 @@ class DuplicateLoopIndex(Rule):
             "import pypto as pto\n\n@pto.frontend.jit\n"
             "def k(a: pto.Tensor((32, 32), pto.DT_FP32), c: pto.Tensor((32, 32), pto.DT_FP32)):\n"
             "    pto.set_vec_tile_shapes(16, 16)\n    for i in pto.loop(2):\n"
-            "        for i in pto.loop(2):\n            c[:] = a + 1.0\n",
+            "        for i in pto.loop(2):\n            c[i:, :] = a[i:, :] + 1.0\n",
             line=7, col=9,
         ),
         # across a helper called inside the loop
@@ -157,9 +165,23 @@ class DuplicateLoopIndex(Rule):
 def _clash(inner, outer):
     if inner.idx_name is not None and inner.idx_name == outer.idx_name:
         return "idx_name", inner.idx_name
-    if inner.function is outer.function and inner.targets[:1] and inner.targets[:1] == outer.targets[:1]:
+    if inner.function is outer.function and inner.targets[:1] and inner.targets[:1] == outer.targets[:1] \
+            and _read_from(outer.node, inner.targets[0], inner.node):
         return "target", inner.targets[0]
     return None
+
+
+def _read_from(outer_node, name: str, inner_node) -> bool:
+    """Whether the outer body reads ``name`` from the inner loop's header on, where it means the
+    inner index: a variable never read there (``_``, an unused index) shadows nothing that matters."""
+    if outer_node is None or inner_node is None:
+        return True
+    start = (inner_node.lineno, inner_node.col_offset)
+    for node in ast.walk(outer_node):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) \
+                and (node.lineno, node.col_offset) >= start:
+            return True
+    return False
 
 
 RULE = DuplicateLoopIndex

@@ -51,7 +51,8 @@ class UnmergedLoop1(Rule):
     them. It is only offered when the merge keeps meaning: both loops are plain
     ``loop(1)`` (no ``unroll_list``, no ``submit_before_loop`` barrier), neither holds an
     in-place ``reshape`` (which the docs ask to keep in a loop(1) of its own), and the
-    removed loop's index is not used. It is unsafe when the removed header carries a
+    removed loop's index is not used, and neither region sets a tile shape (a setting made inside a
+    loop stays in that loop, so merging would change the tiles the other body runs with). It is unsafe when the removed header carries a
     comment, which would be lost.
 
     ## References
@@ -67,6 +68,13 @@ class UnmergedLoop1(Rule):
         # a barrier loop must stay separate
         _SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n"
         "    for _ in pypto.loop(1, submit_before_loop=True):\n        c[:] = c * 2.0\n",
+        # the first region sets its own tile shape: tile settings are scoped to their loop, the
+        # second region is kept apart on purpose (the official tests' multi-scope form)
+        _SIG + "    for _ in pypto.loop(1, name='s0', idx_name='k'):\n        pypto.set_vec_tile_shapes(16, 16)\n"
+        "        c[:] = a + b\n    for _ in pypto.loop(1, name='s0', idx_name='k'):\n        c[:] = c + b\n",
+        # the second region sets another tile shape
+        _SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n    for _ in pypto.loop(1):\n"
+        "        pypto.set_vec_tile_shapes(16, 32)\n        c[:] = c * 2.0\n",
         # the second loop is not a loop(1)
         _SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n    for i in pypto.loop(4):\n        c[:] = c * 2.0\n",
         # only configuration before the loop: no implicit compute region
@@ -130,6 +138,8 @@ class UnmergedLoop1(Rule):
                         continue
                     if _uses_targets(stmt, exclude=set(a.targets)):
                         continue
+                    if _sets_tiles(kernel, a) or _sets_tiles(kernel, b):
+                        continue  # tile shapes are scoped to their loop: merging changes what the other body sees
                     edit, loses_comment = None, False
                     if prev.lineno not in changed:
                         edit, loses_comment = merge_into_previous(ctx.source.text, prev.lineno, stmt.lineno)
@@ -168,6 +178,17 @@ class UnmergedLoop1(Rule):
             )
         return self.diagnostic(ctx.source.header_span(stmt), message + ": pypto compiles a separate "
                                "control loop and submission for each", fix=fix, notes=(note,))
+
+
+def _sets_tiles(kernel, loop) -> bool:
+    """Whether a tile shape is set inside ``loop``'s body (directly, in a nested loop or a helper)."""
+    inside = set()
+    todo = [loop]
+    while todo:
+        current = todo.pop()
+        inside.add(id(current))
+        todo.extend(child for child in kernel.loops if child.parent is current)
+    return any(id(t.loop) in inside for t in kernel.tile_sets)
 
 
 def _bodies(node):

@@ -1,0 +1,201 @@
+"""Lint time on pathological inputs: is it linear in the file, and does anything crash?
+
+  python bench/lint_pathological.py [--timeout 120] [--repeat 1] [--case NAME ...] [--render]
+
+Each case is generated here and linted in-process (``engine.lint_text`` with the default
+settings, then the ``full`` rendering, as ``pypto-lint`` does) in a child process, so a case
+that hangs is cut off after ``--timeout`` seconds and reported as ``>T``.  Printed per case:
+seconds, the codes found, whether anything crashed (a PTO999 or an exception), and for the
+families the ratio ``t(next) / t(this)`` next to the size ratio (linear: the two agree, e.g.
+about 2 when the size doubles).  No assertion on time is made anywhere (tests/analysis/
+test_hostile_input.py checks the same inputs for results only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HEAD = "import pypto\n\n"
+SIG = (
+    "(a: pypto.Tensor((32, 32), pypto.DT_FP32), b: pypto.Tensor((32, 32), pypto.DT_FP32),\n"
+    "      c: pypto.Tensor((32, 32), pypto.DT_FP32)):\n"
+)
+
+
+def kernel(name: str, body: str) -> str:
+    return f"@pypto.frontend.jit\ndef {name}{SIG}    pypto.set_vec_tile_shapes(16, 16)\n{body}"
+
+
+# -- generators -------------------------------------------------------------------------
+def many_kernels(n: int) -> str:
+    """``n`` six-line kernels, each with a loop and a symbolic branch."""
+    body = (
+        "    for i in pypto.loop(4, name='L', idx_name='i', unroll_list=[1, 2]):\n"
+        "        if i == 0:\n            c[:] = a + b\n"
+    )
+    return HEAD + "\n\n".join(kernel(f"k{j}", body) for j in range(n))
+
+
+def loop1_regions(k: int) -> str:
+    """One kernel with ``k`` consecutive ``pypto.loop(1)`` regions (PTO012 on each)."""
+    body = "".join(f"    for _ in pypto.loop(1, name='s{j}', idx_name='s{j}'):\n        c[:] = a + b\n" for j in range(k))
+    return HEAD + kernel("k", body)
+
+
+def long_line(size: int) -> str:
+    """A kernel whose body is one line of ``size`` bytes: ``;``-separated symbolic statements."""
+    stmt = "t = pypto.view(a, [16, 16], [i * 16, 0]); c[:] = t + b; "
+    reps = max(1, (size - 200) // len(stmt))
+    return HEAD + kernel("k", "    for i in pypto.loop(2, name='L', idx_name='i'):\n        " + stmt * reps + "\n")
+
+
+def long_data_line(size: int) -> str:
+    """A 1 MB module-level list literal used as a kernel constant."""
+    items = ", ".join(str(i % 97) for i in range(size // 4))
+    return HEAD + f"DATA = [{items}]\n\n" + kernel("k", "    c[:] = a + DATA[3]\n")
+
+
+def long_file(lines: int) -> str:
+    """A kernel of ``lines`` lines of symbolic views and ops inside a loop."""
+    body = ["    for i in pypto.loop(8, name='L', idx_name='i'):\n"]
+    for j in range(lines // 2):
+        body.append(f"        t{j % 50} = pypto.view(a, [16, 16], [i * 16 + {j % 7}, 0])\n")
+        body.append(f"        c[:] = t{j % 50} + b * {j}.0\n")
+    return HEAD + kernel("k", "".join(body))
+
+
+def chain(n: int) -> str:
+    """``c[:] = a + a + ... + a`` with ``n`` terms (a left-deep BinOp tree ``n`` deep)."""
+    return HEAD + kernel("k", "    c[:] = " + " + ".join(["a"] * n) + "\n")
+
+
+def sym_chain(n: int) -> str:
+    """A symbolic scalar chain ``i + i + ... + i`` used as an offset inside a loop."""
+    expr = " + ".join(["i"] * n)
+    return HEAD + kernel("k", f"    for i in pypto.loop(4, name='L', idx_name='i'):\n        t = pypto.view(a, [16, 16], [{expr}, 0])\n        c[:] = t\n")
+
+
+def parens(n: int) -> str:
+    return HEAD + kernel("k", "    c[:] = " + "(" * n + "a" + ")" * n + "\n")
+
+
+def calls(n: int) -> str:
+    return HEAD + kernel("k", "    c[:] = " + "pypto.exp(" * n + "a" + ")" * n + "\n")
+
+
+def subscripts(n: int) -> str:
+    return HEAD + kernel("k", "    x = a" + "[0]" * n + "\n    c[:] = a\n")
+
+
+def lists(n: int) -> str:
+    return HEAD + kernel("k", "    x = " + "[" * n + "1" + "]" * n + "\n    c[:] = a\n")
+
+
+def nested_ifs(n: int) -> str:
+    body = "    for i in pypto.loop(4, name='L', idx_name='i'):\n"
+    for d in range(n):
+        body += "    " * (d + 2) + f"if i == {d % 4}:\n"
+    body += "    " * (n + 2) + "c[:] = a + b\n"
+    return HEAD + kernel("k", body)
+
+
+def nested_fors(n: int) -> str:
+    body = ""
+    for d in range(n):
+        body += "    " * (d + 1) + f"for i{d} in pypto.loop(2, name='L{d}', idx_name='i{d}'):\n"
+    body += "    " * (n + 1) + "c[:] = a + b\n"
+    return HEAD + kernel("k", body)
+
+
+def huge_unroll(_: int) -> str:
+    return HEAD + kernel(
+        "k",
+        "    for i in pypto.loop(22, name='L', idx_name='i', unroll_list=[1, 2, 2**31, 10**12, 10**5000]):\n"
+        "        if i == 0:\n            c[:] = a + b\n",
+    )
+
+
+FAMILIES = {
+    "kernels": (many_kernels, [10, 25, 50, 100]),
+    "loop1": (loop1_regions, [100, 200, 400]),
+    "long_line": (long_line, [250_000, 500_000, 1_000_000]),
+    "data_line": (long_data_line, [1_000_000]),
+    "long_file": (long_file, [1250, 2500, 5000]),
+    "chain": (chain, [500, 1000, 2000]),
+    "sym_chain": (sym_chain, [500, 1000]),
+    "parens": (parens, [100, 190]),
+    "calls": (calls, [100, 500, 1000]),
+    "subscripts": (subscripts, [500, 1000]),
+    "lists": (lists, [100, 190]),
+    "nested_ifs": (nested_ifs, [50, 99]),
+    "nested_fors": (nested_fors, [50, 99]),
+    "huge_unroll": (huge_unroll, [1]),
+}
+
+
+def run_one(family: str, n: int, render: bool) -> dict:
+    sys.path.insert(0, str(ROOT))
+    from pypto_ast.analysis.engine import lint_text
+    from pypto_ast.diagnostics import Severity
+    from pypto_ast.render import render as render_text
+    from pypto_ast.settings import Settings
+
+    text = FAMILIES[family][0](n)
+    start = time.perf_counter()
+    result = lint_text(text, "case.py", Settings())
+    if render:
+        render_text("full", result.diagnostics, {"case.py": result.text})
+    seconds = time.perf_counter() - start
+    codes = Counter(d.code for d in result.diagnostics)
+    bug = result.failure is not None or any(d.severity is Severity.BUG for d in result.diagnostics)
+    return {"seconds": seconds, "codes": dict(sorted(codes.items())), "crash": bug, "bytes": len(text)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--timeout", type=float, default=120.0)
+    ap.add_argument("--case", action="append", choices=sorted(FAMILIES), help="only these families")
+    ap.add_argument("--no-render", action="store_true", help="time lint_text only")
+    ap.add_argument("--one", nargs=2, metavar=("FAMILY", "N"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(run_one(args.one[0], int(args.one[1]), not args.no_render)))
+        return
+    for family in args.case or FAMILIES:
+        sizes = FAMILIES[family][1]
+        times: list = []
+        for n in sizes:
+            cmd = [sys.executable, __file__, "--one", family, str(n)] + (["--no-render"] if args.no_render else [])
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
+                                      env={**os.environ, "PYTHONPATH": str(ROOT)})
+            except subprocess.TimeoutExpired:
+                times.append(None)
+                print(f"{family:12s} n={n:<9d} >{args.timeout:.0f} s (timed out)", flush=True)
+                continue
+            if proc.returncode != 0:
+                times.append(None)
+                tail = proc.stderr.strip().splitlines()[-1:] or ["?"]
+                print(f"{family:12s} n={n:<9d} CRASHED (exit {proc.returncode}): {tail[0][:200]}", flush=True)
+                continue
+            out = json.loads(proc.stdout.strip().splitlines()[-1])
+            times.append(out["seconds"])
+            codes = " ".join(f"{c}x{k}" for c, k in out["codes"].items()) or "-"
+            crash = "  CRASH(PTO999)" if out["crash"] else ""
+            print(f"{family:12s} n={n:<9d} {out['seconds']:8.3f} s  {out['bytes']:>9d} B  {codes}{crash}", flush=True)
+        for (n0, t0), (n1, t1) in zip(zip(sizes, times), list(zip(sizes, times))[1:]):
+            if t0 and t1:
+                print(f"{'':12s} t({n1})/t({n0}) = {t1 / t0:5.2f}  (size ratio {n1 / n0:.2f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
