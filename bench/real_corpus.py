@@ -18,6 +18,11 @@ lowered as ``pypto-transpile FILE --kernel NAME --emit ir`` would, and sorted in
                    that took longer than ``--timeout`` seconds.
 
 Goals (issue 9): no crash; lowered >= 50 % of all kernels; lowered + needs-shape >= 90 %.
+
+Then the linter on the same files (``--no-lint`` skips it): files, lines, findings per code,
+internal errors (PTO999), the files ``--fix`` would change (safe fixes, each proven by lowering
+the file before and after), and the lint time per file.  Goals (issue 10): no PTO999, no
+finding of the false-alarm classes listed there (every remaining finding is printed with -v).
 """
 
 from __future__ import annotations
@@ -99,7 +104,10 @@ def main() -> int:
     ap.add_argument("--dirs", nargs="+", default=list(DEFAULT_DIRS))
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds one kernel may take")
     ap.add_argument("--json", type=Path, help="write every kernel's outcome here")
-    ap.add_argument("-v", "--verbose", action="store_true", help="print every kernel that did not lower")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every kernel that did not lower "
+                    "and every lint finding")
+    ap.add_argument("--no-lint", action="store_true", help="skip the linter section")
+    ap.add_argument("--target", default="0.2.0", help="the pypto version lint rules follow (0.2.0 or head)")
     args = ap.parse_args()
     if not (args.path / "python").is_dir():
         print(f"{args.path}: not a pypto checkout (no python/ folder)", file=sys.stderr)
@@ -154,7 +162,47 @@ def main() -> int:
         keys = ("file", "kernel", "kind", "line", "outcome", "code", "message", "seconds")
         args.json.write_text(json.dumps([dict(zip(keys, r)) for r in results], indent=1))
     del by_outcome
-    return 0 if not crashes and ok_lower and ok_shape else 1
+    lint_ok = True if args.no_lint else lint_section(args, files)
+    return 0 if not crashes and ok_lower and ok_shape and lint_ok else 1
+
+
+def lint_section(args, files) -> bool:
+    """pypto-lint over the same files, in this process (one file at a time)."""
+    from pypto_ast.analysis.engine import lint_text
+    from pypto_ast.settings import Settings
+    from pypto_ast.transforms.fixer import fix_text
+
+    settings = Settings(target=args.target)
+    by_code: collections.Counter = collections.Counter()
+    findings, bugs, fixed_files, lines, times = [], [], [], 0, []
+    started = time.perf_counter()
+    for path in files:
+        rel = path.relative_to(args.path).as_posix()
+        text = path.read_text(encoding="utf-8", errors="replace")
+        lines += text.count("\n") + 1
+        t0 = time.perf_counter()
+        result = lint_text(text, rel, settings)
+        times.append((time.perf_counter() - t0, rel))
+        for d in result.diagnostics:
+            (bugs if d.code == "PTO999" else findings).append((rel, d))
+            by_code[d.code] += 1
+        if any(d.fix_applies(False) for d in result.diagnostics):
+            outcome = fix_text(text, rel, settings)
+            if outcome.text != text:
+                fixed_files.append((rel, outcome.applied))
+    wall = time.perf_counter() - started
+    times.sort(reverse=True)
+    print(f"\nlint (--target {args.target}): {len(files)} files, {lines} lines, {len(findings)} findings, "
+          f"{len(bugs)} internal errors (PTO999); {wall:.1f} s (fix proofs included)")
+    print("findings by code:", ", ".join(f"{c} {n}" for c, n in sorted(by_code.items())) or "none")
+    print(f"--fix would change {len(fixed_files)} files" +
+          (": " + ", ".join(f"{f} ({n})" for f, n in fixed_files) if fixed_files else ""))
+    print("slowest files:", "; ".join(f"{rel} {t:.2f} s" for t, rel in times[:3]))
+    if args.verbose or bugs:
+        for rel, d in findings + bugs:
+            print(f"  {rel}:{d.span.start.line}:{d.span.start.col + 1}: {d.code} {d.message[:150]}")
+    print(f"goals: no PTO999 {'met' if not bugs else 'MISSED'} ({len(bugs)})")
+    return not bugs
 
 
 def _shape_of(message: str) -> str:

@@ -69,6 +69,13 @@ def lint_data(data: bytes, path: str, settings: Settings, mode: Mode, *, write: 
     from pypto_ast.analysis import engine
 
     result = engine.lint_bytes(data, path, settings)
+    if not mode.fixing and any(d.fix_applies(False) for d in result.diagnostics):
+        from pypto_ast.transforms.fixer import proven
+
+        try:
+            result = proven(result)  # "fixable with --fix" only for fixes lowering proves safe
+        except Exception:  # noqa: BLE001 - a proof that crashes leaves the fix offered as it was
+            pass
     if not mode.fixing or result.text is None or not any(d.fix_applies(mode.unsafe) for d in result.diagnostics):
         return Report(path, result, fixed_bytes=data if mode.fixing else None)
     try:

@@ -91,3 +91,40 @@ class Diagnostic:
 
     def sort_key(self) -> tuple:
         return (self.span.path, self.span.start, self.code)
+
+
+EXACT_DIGITS = 18  # ints up to this many digits appear in messages exactly
+
+
+def format_count(n) -> str:
+    """An int for a message: exact up to ``EXACT_DIGITS`` digits, else scientific (``1.2e+30``).
+
+    Never ``str()`` of a huge int: that is quadratic in its length and raises ``ValueError``
+    past ``sys.get_int_max_str_digits()`` (4300 digits).  Other values are ``str()``-ed."""
+    if not isinstance(n, int) or isinstance(n, bool):
+        return str(n)
+    m = -n if n < 0 else n
+    if m.bit_length() < 60 or m < 10 ** EXACT_DIGITS:
+        return str(n)
+    import math
+
+    # math.log10 takes arbitrarily large ints, precisely enough for two significant digits
+    return ("-" if n < 0 else "") + format_log10(math.log10(m))
+
+
+def format_log10(log10: float) -> str:
+    """``10 ** log10`` in scientific form (``1.2e+30``), for counts known only by their logarithm."""
+    exp = int(log10 // 1)
+    mantissa = 10 ** (log10 - exp)
+    if round(mantissa, 1) >= 10:
+        mantissa, exp = mantissa / 10, exp + 1
+    return f"{mantissa:.1f}e+{exp}" if exp >= 0 else f"{mantissa:.1f}e{exp}"
+
+
+def format_power(base: int, exp: int) -> str:
+    """``base ** exp`` for a message, computed only when it is small enough to print exactly."""
+    if base in (0, 1) or exp <= 0:
+        return format_count(base ** max(exp, 0))
+    if exp * max(abs(base), 2).bit_length() <= 64:
+        return format_count(base ** exp)
+    return f"{format_count(base)}^{format_count(exp)}"

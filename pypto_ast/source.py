@@ -60,7 +60,11 @@ class SourceFile:
             line = exc.lineno or 1
             col = _byte_to_char(lines, line, (exc.offset or 1) - 1) if exc.offset else 0
             raise SourceError(f"syntax error: {exc.msg}", Pos(line, max(col, 0))) from None
-        except (ValueError, MemoryError, RecursionError) as exc:  # NUL bytes, absurd nesting
+        except (RecursionError, MemoryError) as exc:  # nesting beyond CPython's own parser
+            detail = str(exc) or type(exc).__name__
+            raise SourceError(f"cannot parse file: it nests too deeply for CPython's parser ({detail})",
+                              Pos(1, 0)) from None
+        except ValueError as exc:  # NUL bytes
             raise SourceError(f"cannot parse file: {exc}", Pos(1, 0)) from None
         return cls(path, text, tree, split_lines(text))
 
@@ -106,6 +110,27 @@ class SourceFile:
         first = self.lines[line - 1].encode("utf-8")[col:].decode("utf-8", "replace")
         last = self.lines[end_line - 1].encode("utf-8")[:end_col].decode("utf-8", "replace")
         return first + "".join(self.lines[line:end_line - 1]) + last
+
+    def deepest(self) -> tuple[int, list]:
+        """How deep the tree nests (nodes on the longest root-to-leaf path) and that path,
+        outermost first.  Iterative: usable on trees too deep for any recursive walk."""
+        best_depth, best_leaf = 0, None
+        parent: dict = {}
+        stack = [(self.tree, 1)]
+        while stack:
+            node, depth = stack.pop()
+            if depth > best_depth:
+                best_depth, best_leaf = depth, node
+            for child in ast.iter_child_nodes(node):
+                parent[id(child)] = node
+                stack.append((child, depth + 1))
+        path = []
+        node = best_leaf
+        while node is not None:
+            path.append(node)
+            node = parent.get(id(node))
+        path.reverse()
+        return best_depth, path
 
     def char_cols(self, node: ast.AST) -> tuple[int, int]:
         """0-based character columns of ``node``'s start and end (``ast`` gives UTF-8 bytes)."""

@@ -84,20 +84,33 @@ def group(items: list) -> tuple:
     return tuple(region)
 
 
-def _traces(region: tuple) -> int:
-    """Paths through a region, as pypto traces it: each symbolic branch splits the path."""
+def _traces(region: tuple, memo: dict | None = None) -> int:
+    """Paths through a region, as pypto traces it: each symbolic branch splits the path.
+    ``memo`` (id of a region -> count) keeps a walk over nested regions linear."""
+    if memo is not None:
+        hit = memo.get(id(region))
+        if hit is not None:
+            return hit
     n = 1
     for node in region:
         if isinstance(node, ir.Branch):
-            n *= _traces(node.then) + _traces(node.orelse)
+            n *= _traces(node.then, memo) + _traces(node.orelse, memo)
+    if memo is not None:
+        memo[id(region)] = n
     return n
+
+
+# Program.paths saturates here: no compiler enumerates more, and the exact count of a hostile
+# kernel (a branch in a body unrolled 100 000 times: 2**100000) is no number to print
+MAX_PATHS = 2 ** 63 - 1
 
 
 def count_paths(region: tuple) -> int:
     """The control paths pypto compiles for a program (``Program.paths``): every loop body -- the
     implicit loop(1) included -- once per path through it, each time the loop is reached while
     its enclosing body is traced (a loop inside one arm of a branch is reached on that arm's
-    paths only)."""
+    paths only).  At most MAX_PATHS."""
+    memo: dict = {}  # every region stays alive during the walk, so ids are not reused
 
     def visit(region: tuple, passes: int, runs: int) -> int:
         # passes: traces of the enclosing loop body that go through ``region``;
@@ -106,12 +119,12 @@ def count_paths(region: tuple) -> int:
         for node in region:
             if isinstance(node, ir.Loop):
                 loop_runs = runs * passes
-                body = _traces(node.body)
+                body = _traces(node.body, memo)
                 total += loop_runs * body + visit(node.body, body, loop_runs)
             elif isinstance(node, ir.Branch):
-                split = _traces(node.then) + _traces(node.orelse)
+                split = _traces(node.then, memo) + _traces(node.orelse, memo)
                 for arm in (node.then, node.orelse):
-                    total += visit(arm, passes // split * _traces(arm), runs)
+                    total += visit(arm, passes // split * _traces(arm, memo), runs)
         return total
 
-    return visit(region, 1, 1)
+    return min(visit(region, 1, 1), MAX_PATHS)

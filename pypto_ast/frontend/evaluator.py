@@ -245,7 +245,10 @@ class Evaluator:
             self.node = saved
 
     def eval_Constant(self, node):
-        return node.value
+        value = node.value
+        if type(value) is int and value.bit_length() > pyvalues.MAX_INT_BITS:
+            return UNKNOWN  # a hex literal of 10k digits is no shape or count (and slow to compute with)
+        return value
 
     def eval_Name(self, node):
         self.on_name_load(node.id, node)
@@ -1978,6 +1981,11 @@ class Evaluator:
             factors = sorted(set(unroll), reverse=True) if unroll else [1]
         if any(not isinstance(k, int) or k < 1 for k in factors):
             self.problem("PTO106", f"unroll_list must hold positive ints, got {list(unroll)!r}", node)
+        copies = len(factors) if it.kind == "loop_unroll" else sum(factors)
+        if self.iterations + copies > MAX_STATIC_ITERATIONS:  # each copy of the body is traced
+            self.problem("PTO106", f"unroll_list {list(unroll)!r} copies the loop body {copies} times at build time, "
+                                   f"more than the {MAX_STATIC_ITERATIONS} pypto-ast traces", node)
+        self.iterations += copies
         ctx = LoopContext(var, start, stop, step)
         col, end_col = self.source.char_cols(node)
         span = ir.Span(node.lineno, col, node.end_lineno or node.lineno, end_col)

@@ -15,8 +15,38 @@ FOLD = {
 }
 
 
+# _linear is asked again for every prefix of a chain ``i + i + ... + i`` as it is built: results are
+# kept per expression object (the object is held, so its id is not reused), and a form with more
+# than _MAX_ATOMS atoms is not simplified (None), so building a chain stays linear in its length.
+_MAX_ATOMS = 64
+_MAX_BITS = 4096  # as pyvalues.MAX_INT_BITS
+_MEMO_SIZE = 1 << 14
+_memo: dict = {}
+
+
+def _huge(value) -> bool:
+    """An int too long to be a shape, an offset or a count (``10**5000``): not folded further,
+    so repeated arithmetic on it cannot grow it without bound."""
+    return isinstance(value, int) and value.bit_length() > _MAX_BITS
+
+
 def _linear(expr: ir.Expr):
-    """``expr`` as (const, {atom: coeff}) when it is linear in its atoms, else None."""
+    """``expr`` as (const, {atom: coeff}) when it is linear in its atoms, else None (the dict is
+    shared: never mutate it)."""
+    hit = _memo.get(id(expr))
+    if hit is not None and hit[0] is expr:
+        return hit[1]
+    result = _linear_form(expr)
+    if result is not None and (len(result[1]) > _MAX_ATOMS or _huge(result[0])
+                               or any(_huge(c) for c in result[1].values())):
+        result = None
+    if len(_memo) >= _MEMO_SIZE:
+        _memo.clear()
+    _memo[id(expr)] = (expr, result)
+    return result
+
+
+def _linear_form(expr: ir.Expr):
     if isinstance(expr, ir.Const):
         return (expr.value, {}) if isinstance(expr.value, int) and not isinstance(expr.value, bool) else None
     if isinstance(expr, ir.BinExpr) and expr.op in ("+", "-"):
@@ -40,13 +70,17 @@ def _linear(expr: ir.Expr):
 
 
 def binexpr(op: str, a: ir.Expr, b: ir.Expr) -> ir.Expr:
+    probe = None
     if op in ("+", "-") and not (isinstance(a, ir.Const) and isinstance(b, ir.Const)):
-        form = _linear(ir.BinExpr(op, a, b))
+        probe = ir.BinExpr(op, a, b)  # returned below when nothing simplifies: its form stays memoised
+        form = _linear(probe)
         if form is not None and not form[1]:
             return ir.Const(form[0])  # the symbols cancel: (i + 1) * 16 - i * 16 == 16
     if isinstance(a, ir.Const) and isinstance(b, ir.Const):
         try:
-            return ir.Const(FOLD[op](a.value, b.value))
+            value = FOLD[op](a.value, b.value)
+            if not _huge(value):
+                return ir.Const(value)
         except (ZeroDivisionError, TypeError, OverflowError):
             pass
     if op == "+" and b == ir.Const(0) or op == "-" and b == ir.Const(0):
@@ -59,7 +93,7 @@ def binexpr(op: str, a: ir.Expr, b: ir.Expr) -> ir.Expr:
         return b
     if op == "*" and (a == ir.Const(0) or b == ir.Const(0)):
         return ir.Const(0)
-    return ir.BinExpr(op, a, b)
+    return probe if probe is not None else ir.BinExpr(op, a, b)
 
 
 def unexpr(op: str, a: ir.Expr) -> ir.Expr:

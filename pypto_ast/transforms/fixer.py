@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import ast
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..analysis.engine import FileResult, lint_text
+from .proof import demote_unproven
 from ..diagnostics import Diagnostic
 from ..settings import Settings
 from ..source import apply_edits
@@ -50,8 +51,18 @@ def _parses(text: str) -> bool:
         return False
 
 
+def proven(result: FileResult) -> FileResult:
+    """``result`` with every safe fix that lowering cannot prove safe marked unsafe."""
+    if result.text is None or not any(d.fix_applies(False) for d in result.diagnostics):
+        return result
+    from ..analysis.registry import BY_CODE
+
+    meaning = {code: rule.fix_meaning for code, rule in BY_CODE.items()}
+    return replace(result, diagnostics=demote_unproven(result.text, result.path, result.diagnostics, meaning))
+
+
 def fix_text(text: str, path: str, settings: Settings, *, unsafe: bool = False) -> FixOutcome:
-    result = lint_text(text, path, settings)
+    result = proven(lint_text(text, path, settings))
     applied = 0
     for _ in range(MAX_PASSES):
         if not result.parsed:
@@ -65,5 +76,5 @@ def fix_text(text: str, path: str, settings: Settings, *, unsafe: bool = False) 
             return FixOutcome(text, result, applied, False)
         text = candidate
         applied += len(chosen)
-        result = lint_text(text, path, settings)
+        result = proven(lint_text(text, path, settings))
     return FixOutcome(text, result, applied, not select_fixes(result.diagnostics, unsafe))

@@ -3,7 +3,7 @@
 Two forms, both located by the 1-based line of the ``for`` keyword:
 - ``merge_into_previous``: the body of the second ``for`` joins the body of the first;
 - ``inline_loop``: the body of a ``for`` replaces it (it joins the implicit loop(1)).
-Comments above the removed header move with its statements. The result is a single
+Comments above the removed header, and the one after it, move with its statements. The result is a single
 ``Edit`` covering only the changed text, or None when the loops cannot be located.
 """
 
@@ -28,16 +28,16 @@ def _locate(module, lines: set):
 
 
 def _moved_body(loop) -> list:
-    """The loop's statements, with the comments above the loop kept on the first one."""
+    """The loop's statements, with the comments above the loop and the header's trailing
+    comment (``for ...:  # note``) kept above the first one."""
+    import libcst as cst
+
     body = list(loop.body.body)
-    if body and loop.leading_lines:
-        body[0] = body[0].with_changes(leading_lines=[*loop.leading_lines, *body[0].leading_lines])
+    header = getattr(loop.body.header, "comment", None)
+    kept = [*loop.leading_lines] + ([cst.EmptyLine(indent=True, comment=header)] if header is not None else [])
+    if body and kept:
+        body[0] = body[0].with_changes(leading_lines=[*kept, *body[0].leading_lines])
     return body
-
-
-def header_has_comment(loop) -> bool:
-    header = loop.body.header
-    return getattr(header, "comment", None) is not None
 
 
 def _minimal_edit(old: str, new: str) -> Optional[Edit]:
@@ -61,7 +61,7 @@ def _pos(text: str, offset: int) -> Pos:
 
 
 def merge_into_previous(text: str, first_line: int, second_line: int) -> tuple[Optional[Edit], bool]:
-    """Edit and whether a comment on the removed header line is lost (then the fix is unsafe)."""
+    """Edit and whether a comment is lost (never: the header's comment moves above the body)."""
     import libcst as cst
 
     module = cst.parse_module(text)
@@ -80,7 +80,7 @@ def merge_into_previous(text: str, first_line: int, second_line: int) -> tuple[O
             return updated
 
     new = module.visit(Merge()).code
-    return _minimal_edit(text, new), header_has_comment(second)
+    return _minimal_edit(text, new), False  # the header's comment moves with the body
 
 
 def inline_loop(text: str, line: int) -> tuple[Optional[Edit], bool]:
@@ -98,4 +98,4 @@ def inline_loop(text: str, line: int) -> tuple[Optional[Edit], bool]:
             return updated
 
     new = module.visit(Inline()).code
-    return _minimal_edit(text, new), header_has_comment(loop)
+    return _minimal_edit(text, new), False  # the header's comment moves with the body

@@ -56,6 +56,7 @@ class OutputRebind(Rule):
     name = "output-rebind"
     summary = "an output parameter is rebound instead of written, so the caller's tensor is never written"
     fix_availability = "sometimes"
+    fix_meaning = "output-write"
     VALID = [
         _HEAD + "    out[:] = x + 1.0\n",
         _HEAD + "    out.move(x + 1.0)\n",

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ...frontend.values import ApiRef
-from ..rule import Case, LintContext, Rule
+from ..rule import Case, LintContext, Rule, Valid
 
-MAX_VEC_DIMS = 4
+MAX_VEC_DIMS = {"0.2.0": 4, "head": 5}  # the repository's later version tiles 5-D tensors
 
 
 def _pypto_prefix(ctx: LintContext) -> str:
@@ -33,7 +33,8 @@ class TileShapeInvalid(Rule):
     pypto 0.2.0 accepts any vector tile in the setter; a 0 dim (or no tile at all) makes
     the next vector op fail at creation with `F21004 op [ADDS]tile shape not set`, a
     message that does not point at the cause (for `if a > b:` on tensors it is even the
-    only error shown). Vector ops support at most 4 dims, and so does the tile. A matmul
+    only error shown). Vector ops support at most 4 dims in 0.2.0 (5 in the repository's later
+    version, ``--target head``), and so does the tile. A matmul
     with no cube tile fails with `FC4000 Invalid tile values: kL0=0, kL1a=0, ...`; a cube
     list with the wrong length raises `ValueError: m must have exactly 2 elements`; tiles
     that break ``0 < L0 <= L1, L1 % L0 == 0`` are rejected when the matmul is created.
@@ -126,6 +127,11 @@ class TileShapeInvalid(Rule):
         "    pypto.set_vec_tile_shapes(1, 1, 32, 64)\n"
         "    pypto.set_cube_tile_shapes([16, 64], [32, 128], [64, 64], enable_split_k=True)\n"
         "    out[:] = a + a\n",
+        # a 5-D tile under --target head (the repository's later version tiles 5-D tensors)
+        Valid("import pypto\n\n@pypto.frontend.jit\n"
+              "def k(a: pypto.Tensor((2, 2, 4, 16, 64), pypto.DT_FP32), out: pypto.Tensor((2, 2, 4, 16, 64), pypto.DT_FP32)):\n"
+              "    pypto.set_vec_tile_shapes(1, 1, 2, 16, 64)\n"
+              "    out[:] = a + a\n", settings={"target": "head"}),
         # k with separate L1 tiles for A and B (accepted by 0.2.0 and HEAD)
         "import pypto\n\n@pypto.frontend.jit\n"
         "def k(a: pypto.Tensor((64, 128), pypto.DT_FP16), b: pypto.Tensor((128, 64), pypto.DT_FP16),\n"
@@ -209,7 +215,8 @@ class TileShapeInvalid(Rule):
         missing: dict = {}  # (kind, op node) -> (first OpFact, [kernel names]); one report per node
         for kernel in ctx.model.kernels:
             for fact in kernel.tile_sets:
-                problems = self._vec_problems(fact.dims) if fact.kind == "vec" else self._cube_problems(fact.dims)
+                problems = (self._vec_problems(fact.dims, MAX_VEC_DIMS.get(ctx.settings.target, 4))
+                            if fact.kind == "vec" else self._cube_problems(fact.dims))
                 if problems:
                     what = "vector" if fact.kind == "vec" else "cube"
                     yield self.diagnostic(
@@ -229,16 +236,17 @@ class TileShapeInvalid(Rule):
 
     # -- set calls ---------------------------------------------------------------------------
     @staticmethod
-    def _vec_problems(dims) -> list:
+    def _vec_problems(dims, max_dims: int) -> list:
         if not isinstance(dims, tuple):
             return []
         problems = []
         if not dims:
             problems.append("no dims are given (vector ops need one tile dim per output dim)")
-        if len(dims) > MAX_VEC_DIMS:
+        if len(dims) > max_dims:
             problems.append(
-                f"{len(dims)} dims, at most {MAX_VEC_DIMS} are supported (pypto 0.2.0 accepts more in the "
-                "setter, but vector ops handle tensors of at most 4 dims)"
+                f"{len(dims)} dims, at most {max_dims} are supported" + (
+                    " (pypto 0.2.0 accepts more in the setter, but vector ops handle tensors of at most 4 dims; "
+                    "the repository's later version takes 5: --target head)" if max_dims == 4 else "")
             )
         zero = [i for i, d in enumerate(dims) if d == 0]
         negative = [i for i, d in enumerate(dims) if isinstance(d, int) and d < 0]

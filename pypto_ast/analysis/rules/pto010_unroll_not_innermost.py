@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...diagnostics import Note
+from ...diagnostics import Note, format_count
 from ..rule import Case, LintContext, Rule
 
 _HEAD = (
@@ -132,7 +132,7 @@ class UnrollNotInnermost(Rule):
         if loop.kind == "loop_unroll":
             what = "`pypto.loop_unroll`"
         else:
-            factors = ", ".join(str(f) for f in loop.unroll)
+            factors = ", ".join(format_count(f) for f in loop.unroll)
             what = f"`unroll_list=[{factors}]`"
         notes = ()
         if inner.node is not None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ast
+import math
 
-from ...diagnostics import Note
+from ...diagnostics import Note, format_count, format_log10, format_power
 from ..rule import Case, LintContext, Rule, Valid
 
 _HEAD = (
@@ -151,22 +152,26 @@ class CondPathExplosion(Rule):
                     continue
                 factors = list(dict.fromkeys(loop.unroll))
                 per_body, flags = loop.body_paths, loop.flag_branches
-                terms = [per_body ** k * 2 ** flags for k in factors]
-                total = sum(terms)
-                if total <= threshold:
+                terms = [_paths(per_body, k, flags) for k in factors]  # None: too many to count exactly
+                total = sum(terms) if None not in terms else None
+                if not _above(total, per_body, factors, flags, threshold):
                     continue
                 seen.add(id(branch.node))
                 yield self._diagnostic(ctx, branch, loop, factors, per_body, flags, terms, total, threshold)
 
     def _diagnostic(self, ctx, branch, loop, factors, per_body, flags, terms, total, threshold):
-        conds = "one cond" if per_body == 2 else f"conds giving {per_body} paths per body copy"
+        conds = "one cond" if per_body == 2 else f"conds giving {format_count(per_body)} paths per body copy"
         if flags:
-            conds += f" and {flags} is_loop_begin/end branch{'es' if flags > 1 else ''} (x{2 ** flags})"
+            conds += (f" and {format_count(flags)} is_loop_begin/end branch{'es' if flags > 1 else ''} "
+                      f"(x{format_power(2, flags)})")
+        total_text = format_count(total) if total is not None else _estimate(per_body, factors, flags)
         if len(terms) == 1:
-            formula = f"{per_body}^{factors[0]}" + (f" x {2 ** flags}" if flags else "") + f" = {total}"
+            formula = (f"{format_count(per_body)}^{format_count(factors[0])}"
+                       + (f" x {format_power(2, flags)}" if flags else "") + f" = {total_text}")
         else:
-            formula = " + ".join(str(t) for t in terms) + f" = {total}"
-        unroll = "[" + ", ".join(str(f) for f in factors) + "]"
+            shown = [format_count(t) if t is not None else _power_text(per_body, k, flags) for t, k in zip(terms, factors)]
+            formula = " + ".join(shown) + f" = {total_text}"
+        unroll = "[" + ", ".join(format_count(f) for f in factors) + "]"
         message = (
             f"symbolic branch inside a loop unrolled with unroll_list {unroll} is copied into every unrolled "
             f"body: {conds}: {formula} compiled paths (threshold {threshold})"
@@ -181,6 +186,40 @@ class CondPathExplosion(Rule):
         if loop.node is not None:
             notes = (Note(f"the loop is unrolled with unroll_list {unroll} here", ctx.source.header_span(loop.node)),)
         return self.diagnostic(span, message, help=help_text, notes=notes)
+
+
+# path counts are computed exactly up to this many bits; beyond, only their logarithm is (an
+# unroll factor of 2**31 must not build per_body ** 2**31)
+_EXACT_BITS = 256
+
+
+def _log2_paths(per_body: int, k, flags: int) -> float:
+    return (k * math.log2(per_body) if per_body > 1 and k > 0 else 0.0) + flags
+
+
+def _paths(per_body: int, k, flags: int):
+    """``per_body ** k * 2 ** flags``, or None when it has more than _EXACT_BITS bits."""
+    if not isinstance(k, int) or k <= 0 or per_body <= 1:
+        return per_body ** k * 2 ** flags if flags <= _EXACT_BITS else None
+    if _log2_paths(per_body, k, flags) > _EXACT_BITS:
+        return None
+    return per_body ** k * 2 ** flags
+
+
+def _above(total, per_body, factors, flags, threshold) -> bool:
+    if total is not None:
+        return total > threshold
+    biggest = max(_log2_paths(per_body, k, flags) for k in factors)
+    return threshold <= 0 or biggest > math.log2(threshold)
+
+
+def _power_text(per_body: int, k, flags: int) -> str:
+    return format_power(per_body, k) + (f" x {format_power(2, flags)}" if flags else "")
+
+
+def _estimate(per_body, factors, flags) -> str:
+    """The order of magnitude of a path count too large to compute (``about 1.2e+646456992``)."""
+    return "about " + format_log10(max(_log2_paths(per_body, k, flags) for k in factors) * math.log10(2))
 
 
 RULE = CondPathExplosion

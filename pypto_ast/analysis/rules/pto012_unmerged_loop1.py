@@ -47,13 +47,15 @@ class UnmergedLoop1(Rule):
 
     ## Fix safety
     The fix moves the second region's statements into the first (or, for the implicit
-    region, un-nests the explicit loop(1)); comments above the removed header move with
-    them. It is only offered when the merge keeps meaning: both loops are plain
-    ``loop(1)`` (no ``unroll_list``, no ``submit_before_loop`` barrier), neither holds an
-    in-place ``reshape`` (which the docs ask to keep in a loop(1) of its own), and the
-    removed loop's index is not used, and neither region sets a tile shape (a setting made inside a
-    loop stays in that loop, so merging would change the tiles the other body runs with). It is unsafe when the removed header carries a
-    comment, which would be lost.
+    region, un-nests the explicit loop(1)); comments above the removed header, and the
+    comment after it, move with them. It is only offered when the merge keeps meaning: both
+    loops are plain ``loop(1)`` (no ``unroll_list``, no ``submit_before_loop`` barrier),
+    neither holds an in-place ``reshape`` (which the docs ask to keep in a loop(1) of its
+    own), the removed loop's index is not used, and neither region sets a tile shape (a
+    setting made inside a loop stays in that loop, so merging would change the tiles the
+    other body runs with). Like every safe fix it is applied only when the kernel, lowered
+    before and after, runs the same ops with the same tiles (transforms/proof.py);
+    otherwise it is reported as unsafe.
 
     ## References
     PyPTO FAQ: loop-principle; `pypto-0.2-behaviour.md` "implicit loop(1); no merging".
@@ -63,6 +65,7 @@ class UnmergedLoop1(Rule):
     name = "unmerged-loop1"
     summary = "consecutive loop(1) regions that could be one control loop"
     fix_availability = "sometimes"
+    fix_meaning = "loop1-merge"
     VALID = [
         _SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n",
         # a barrier loop must stay separate
@@ -110,12 +113,12 @@ class UnmergedLoop1(Rule):
             fixed=_SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n        c[:] = c * 2.0\n"
             "        c[:] = c - a\n",
         ),
-        # a comment on the removed header: unsafe
+        # a comment on the removed header moves above the statements it described: still safe
         Case(
             _SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n"
             "    for _ in pypto.loop(1):  # stage 2\n        c[:] = c * 2.0\n",
-            line=9, unsafe=True,
-            fixed=_SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n        c[:] = c * 2.0\n",
+            line=9,
+            fixed=_SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n        # stage 2\n        c[:] = c * 2.0\n",
         ),
     ]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ...frontend import api
-from ...diagnostics import Severity
+from ...diagnostics import Severity, format_count
 from ...frontend.facts import OpFact
 from ..rule import Case, LintContext, Rule, Valid
 
@@ -258,7 +258,7 @@ class SubgraphTooLarge(Rule):
             key = (op.op, op.node.lineno)
             merged[key] = merged.get(key, 0) + count
         top = sorted(merged.items(), key=lambda kv: (-kv[1], kv[0][1]))[:TOP]
-        parts = ", ".join(f"`{name}` at line {line} ({count})" for (name, line), count in top)
+        parts = ", ".join(f"`{name}` at line {line} ({format_count(count)})" for (name, line), count in top)
         matmul = any(op.op in api.MATMUL for _, op in counted)
         help = (
             "use bigger tiles, or split the work into a `pypto.loop` over blocks so each body handles a slice"
@@ -267,7 +267,8 @@ class SubgraphTooLarge(Rule):
             help += "; for matmul use bigger L0 tiles or split K (`enable_split_k=True` or a loop over K blocks)"
         return self.diagnostic(
             span,
-            f"{where} creates about {total} tile operations (budget {budget}); biggest: {parts}; past the "
+            f"{where} creates about {format_count(total)} tile operations (budget {format_count(budget)}); "
+            f"biggest: {parts}; past the "
             "budget the compiled subgraph risks the 32 KiB AI core stack-frame limit on device builds",
             help=help,
         )

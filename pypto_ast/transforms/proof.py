@@ -1,0 +1,188 @@
+"""Proving a fix safe: the file's kernels, lowered before and after it, mean the same.
+
+A fix offered as safe is applied only when every kernel of the file lowers (through the static
+front end, as ``pypto-transpile`` would) to the same program after the edit as before, apart
+from the change the rule intends (``Rule.fix_meaning``):
+
+``same``          nothing may change (spans and block boundaries aside);
+``loop1-merge``   loop(1) regions may be joined: their bodies are compared as one op sequence;
+``output-write``  a rebound output may become a write: the new writes into parameters are
+                  the only extra ops.
+
+A kernel the front end cannot lower without shapes is compared by its lint facts instead (its
+ops in order, with the tile shapes in effect and the pypto loops around them).  A fix in a test
+that exercises the kernel under ``pytest.raises`` is never safe: the error may be the point.
+See docs/design.md §3.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from typing import Optional
+
+from .. import ir
+from ..diagnostics import Applicability, Diagnostic
+from ..source import SourceError, SourceFile, apply_edits
+
+
+def demote_unproven(text: str, path: str, diagnostics, fix_meaning: dict) -> tuple:
+    """``diagnostics`` with every SAFE fix that cannot be proven turned UNSAFE (its title says why)."""
+    out = []
+    before = None
+    for diag in diagnostics:
+        fix = diag.fix
+        if fix is None or fix.applicability is not Applicability.SAFE:
+            out.append(diag)
+            continue
+        if before is None:
+            before = _meaning(text, path, "same")
+        why = _unproven(text, path, diag, fix_meaning.get(diag.code, "same"), before)
+        if why is None:
+            out.append(diag)
+        else:
+            unsafe = dataclasses.replace(fix, applicability=Applicability.UNSAFE, title=f"{fix.title} ({why})")
+            out.append(dataclasses.replace(diag, fix=unsafe))
+    return tuple(out)
+
+
+def _unproven(text: str, path: str, diag: Diagnostic, allow: str, before_same) -> Optional[str]:
+    if _under_pytest_raises(text, diag.span.start.line):
+        return "not proven safe: the kernel is tested under pytest.raises, the error may be intended"
+    after_text = apply_edits(text, list(diag.fix.edits))
+    before = before_same if allow == "same" else _meaning(text, path, allow)
+    after = _meaning(after_text, path, allow)
+    if before is None or after is None:
+        return "not proven safe: the file does not parse after the fix"
+    if before.keys() != after.keys():
+        return "not proven safe: the fix changes which kernels the file has"
+    for name in before:
+        if before[name] != after[name]:
+            return f"not proven safe: kernel `{name}` lowers to a different program after the fix"
+    return None
+
+
+# -- what a file's kernels mean -----------------------------------------------------------------
+def _meaning(text: str, path: str, allow: str) -> Optional[dict]:
+    """Kernel name -> a comparable summary of what it computes (None: the text does not parse)."""
+    from .. import frontend
+
+    try:
+        source = SourceFile.parse(text, path)
+    except SourceError:
+        return None
+    try:
+        scope = frontend.read(source)
+        kdefs = frontend.kernels(scope)
+    except RecursionError:
+        return None
+    out = {}
+    for kdef in kdefs:
+        try:
+            program, _ = frontend.lower(scope, kdef=kdef)
+            out[kdef.name] = ("program", _program(program, allow))
+        except frontend.FrontendError:
+            out[kdef.name] = ("facts", _facts(scope, kdef, allow))
+        except RecursionError:
+            out[kdef.name] = ("unreadable",)
+    return out
+
+
+def _program(program: ir.Program, allow: str) -> tuple:
+    params = tuple((p.name, p.kind, p.type, p.value) + (() if allow == "output-write" else (p.is_output,))
+                   for p in program.params)
+    written = {p.name for p in program.params} if allow == "output-write" else set()
+    return params, tuple(program.locals), _region(program.body, allow, written)
+
+
+def _region(region: tuple, allow: str, written: set) -> tuple:
+    items: list = []
+    for node in region:
+        if isinstance(node, ir.Block):
+            items.extend(_op(op) for op in node.ops if not _is_new_write(op, written))
+        elif isinstance(node, ir.Loop):
+            body = _region(node.body, allow, written)
+            if allow == "loop1-merge" and _is_loop1(node):
+                items.extend(body)
+            else:
+                items.append(("loop", node.var, node.start, node.stop, node.step, node.kind, node.unroll,
+                              node.submit_before_loop, node.name, body))
+        elif isinstance(node, ir.Branch):
+            items.append(("if", node.cond, _region(node.then, allow, written), _region(node.orelse, allow, written)))
+        else:
+            items.append(("return", node.values))
+    return tuple(items)
+
+
+def _is_loop1(loop: ir.Loop) -> bool:
+    return (loop.kind in ("loop", "implicit") and loop.unroll == 1 and not loop.submit_before_loop
+            and loop.start == ir.Const(0) and loop.stop == ir.Const(1) and loop.step == ir.Const(1))
+
+
+def _is_new_write(op: ir.Op, written: set) -> bool:
+    """``output-write``: an assemble into a parameter (and the copy a parameter write makes)."""
+    return op.opcode == "assemble" and any(isinstance(o, ir.TensorRef) and o.name in written for o in op.operands)
+
+
+def _op(op: ir.Op) -> tuple:
+    return op.results, op.opcode, op.operands, op.attrs, op.types, op.tile, op.cube_tile
+
+
+def _facts(scope, kdef, allow: str) -> tuple:
+    """The lint facts of a kernel that does not lower: ops in order (their source text as
+    written, with the tiles in effect and the pypto loops around them)."""
+    from ..frontend import KernelReader
+
+    try:
+        kernel = KernelReader(scope, kdef).facts()
+    except Exception:  # noqa: BLE001 - what cannot be read is compared as unreadable
+        return ("unreadable",)
+    ops = []
+    for op in kernel.ops:
+        if allow == "output-write" and op.op == "assemble":
+            continue
+        loops = tuple(_loop_key(loop, allow) for loop in _chain(op.loop))
+        ops.append((op.op, ast.unparse(op.node), _tile(op.vec_tile), _tile(op.cube_tile), op.multiplier, loops,
+                    tuple(_shape(t) for t in op.inputs), _shape(op.out)))
+    return tuple(ops)
+
+
+def _chain(loop) -> list:
+    out = []
+    while loop is not None:
+        out.append(loop)
+        loop = loop.parent
+    return out[::-1]
+
+
+def _loop_key(loop, allow: str):
+    if allow == "loop1-merge" and loop.is_loop1:
+        return "loop1"
+    return (loop.kind, loop.idx_name, loop.trip, tuple(loop.unroll or ()))
+
+
+def _tile(tile):
+    return tile if isinstance(tile, tuple) else repr(tile)
+
+
+def _shape(tensor):
+    if tensor is None:
+        return None
+    shape = tuple(d if isinstance(d, int) else repr(d) for d in tensor.shape) if tensor.shape is not None else None
+    return shape, tensor.dtype.name if tensor.dtype is not None else None
+
+
+# -- negative tests -----------------------------------------------------------------------------
+def _under_pytest_raises(text: str, line: int) -> bool:
+    """Whether the function (at any depth) around ``line`` uses ``pytest.raises``."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.lineno <= line <= (node.end_lineno or node.lineno):
+            if any(isinstance(n, ast.Attribute) and n.attr == "raises" and isinstance(n.value, ast.Name)
+                   and n.value.id == "pytest" for n in ast.walk(node)):
+                return True
+    return False
