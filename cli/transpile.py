@@ -229,7 +229,7 @@ def _run(file, kernel_name, shapes, backend, soc, merge_loop1, progress) -> int:
     if not hasattr(module, "example_inputs"):
         raise pipeline.PipelineError("--run needs the module to define example_inputs() (a dict of arguments by "
                                      "parameter name) and reference(**inputs)", file)
-    inputs = module.example_inputs()
+    inputs = live.call_user(module, "example_inputs")
     if not isinstance(inputs, dict):
         raise pipeline.PipelineError("example_inputs() must return a dict of arguments by parameter name", file)
     program = pipeline.lower_file(file, kernel_name, shapes=shapes, inputs=inputs, merge_loop1=merge_loop1)

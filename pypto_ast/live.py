@@ -56,6 +56,17 @@ def load_module(path: str):
     return module
 
 
+def call_user(module, name: str, *args, **kwargs):
+    """``module.name(*args, **kwargs)`` -- the module's own ``example_inputs()`` / ``reference()``
+    -- with what it raises turned into a located PipelineError (PTO103), never a traceback."""
+    path = getattr(module, "__file__", None)
+    try:
+        return getattr(module, name)(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - the user's code failed, not ours
+        where = _line_in(exc, path) if path else None
+        raise PipelineError(f"{name}() raised {type(exc).__name__}: {exc}", path, where) from None
+
+
 def _line_in(exc: BaseException, path: str):
     """(line, col) of the innermost traceback frame in ``path``: where the module's own code failed."""
     import traceback

@@ -537,3 +537,35 @@ def test_return_in_a_frontend_jit_body_is_pto100(tmp_path):
     assert proc.returncode == 1, proc.stdout
     assert "error[PTO100]" in proc.stderr
     assert_located(proc.stderr, path.name, line_of(path, "return x"))
+
+
+RAISING_USER_CODE = '''
+    import pypto
+
+
+    @pypto.frontend.jit
+    def kernel(x: pypto.Tensor((16, 32), pypto.DT_FP32), y: pypto.Tensor((16, 32), pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 32)
+        y[:] = x + 1.0
+
+
+    def example_inputs():
+        {inputs}
+
+
+    def reference(x, y):
+        {reference}
+'''
+
+
+@pytest.mark.parametrize("which", ["example_inputs", "reference"])
+def test_user_code_that_raises_under_run_is_pto103_at_its_line(tmp_path, which):
+    inputs = 'raise RuntimeError("no data here")' if which == "example_inputs" else \
+        'import torch\n    return {"x": torch.ones(16, 32), "y": torch.zeros(16, 32)}'
+    reference = 'raise RuntimeError("no data here")' if which == "reference" else 'return {"y": x + 1.0}'
+    path = tmp_path / "raising.py"
+    path.write_text(textwrap.dedent(RAISING_USER_CODE).lstrip("\n").format(inputs=inputs, reference=reference))
+    proc = transpile(path.name, "--run", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert f"error[PTO103] {which}() raised RuntimeError: no data here" in proc.stderr
+    assert_located(proc.stderr, path.name, line_of(path, 'raise RuntimeError("no data here")'))
