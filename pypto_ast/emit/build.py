@@ -81,6 +81,8 @@ class Objects:
         entry = _cache_root(cache_dir) / f"obj-{digest}"
         if _entry_is_valid(entry, digest):
             return [entry / n for n in names]
+        if (entry / META).exists():
+            _warn_damaged(entry, progress)
         if progress:
             progress(f"building {self.label} once for this compiler: {len(names)} files "
                      f"({Path(compiler).name} {_opt_level(self.flags)}) ...")
@@ -147,6 +149,8 @@ def build_host_library(
     always = knobs.always_compile if always_compile is None else always_compile
     if not always and _entry_is_valid(entry, digest):
         return entry / LIBRARY
+    if not always and (entry / META).exists():
+        _warn_damaged(entry, progress)
     _build_entry(entry, digest, inputs, make, replace=always)
     return entry / LIBRARY
 
@@ -348,6 +352,21 @@ def _cache_root(cache_dir) -> Path:
                              f"{stat.S_IMODE(st.st_mode):o}); make it private (chmod 700) or set "
                              "PYPTO_AST_CACHE_DIR")
     return root
+
+
+class DamagedCacheWarning(UserWarning):
+    """A build cache entry whose files no longer match their recorded digests: rebuilt, never loaded."""
+
+
+def _warn_damaged(entry: Path, progress: Progress) -> None:
+    message = (f"build cache entry {entry.name[:16]}... does not match its recorded digests "
+               "(changed, truncated or replaced); rebuilding it, the old files are not loaded")
+    if progress:
+        progress("warning: " + message)
+    else:
+        import warnings
+
+        warnings.warn(message, DamagedCacheWarning, stacklevel=3)
 
 
 def _entry_is_valid(entry: Path, digest: str) -> bool:

@@ -162,11 +162,13 @@ def test_corrupt_meta_is_rebuilt(tmp_path, include, compiles):
     meta_file = path.parent / "meta.json"
     meta = json.loads(meta_file.read_text())
     meta_file.write_text(json.dumps({**meta, "digest": "0" * 64}))
-    assert build_host_library(ADD, include_dirs=[include], cache_dir=cache) == path
+    with pytest.warns(build.DamagedCacheWarning):
+        assert build_host_library(ADD, include_dirs=[include], cache_dir=cache) == path
     assert len(compiles) == 2 and json.loads(meta_file.read_text())["digest"] == path.parent.name
     # A digest that matches the name but not the recorded inputs is as bad.
     meta_file.write_text(json.dumps({**meta, "inputs": {**meta["inputs"], "flags": []}}))
-    assert build_host_library(ADD, include_dirs=[include], cache_dir=cache) == path
+    with pytest.warns(build.DamagedCacheWarning):
+        assert build_host_library(ADD, include_dirs=[include], cache_dir=cache) == path
     assert len(compiles) == 3 and _entries(cache) == [path.parent.name]
 
 
@@ -240,7 +242,8 @@ def test_a_tampered_object_is_rebuilt_before_linking(tmp_path, include):
     objects = build.Objects({"b.cpp": TWO["b.cpp"]}, include_dirs=[include])
     [obj] = objects.paths(cache_dir=cache)
     obj.write_bytes(obj.read_bytes()[:100])  # truncated: its recorded sha256 no longer matches
-    [again] = objects.paths(cache_dir=cache)
+    with pytest.warns(build.DamagedCacheWarning):
+        [again] = objects.paths(cache_dir=cache)
     assert again == obj and build._sha256(again.read_bytes()) != build._sha256(b"")
     assert _fn(build_host_library({"a.cpp": TWO["a.cpp"]}, link=objects, cache_dir=cache), "quad")(2) == 8
 
@@ -263,7 +266,8 @@ def test_a_damaged_library_is_rebuilt_never_loaded(tmp_path, include, compiles, 
         for i in range(len(data) // 2, len(data) // 2 + 64):
             flipped[i] ^= 0xFF
         path.write_bytes(bytes(flipped))
-    assert build_host_library(ADD, include_dirs=[include], cache_dir=cache) == path
+    with pytest.warns(build.DamagedCacheWarning, match="rebuilding it"):
+        assert build_host_library(ADD, include_dirs=[include], cache_dir=cache) == path
     assert len(compiles) == (3 if damage == "replace" else 2)
     assert _add(path)(2, 3) == 5
 
