@@ -147,7 +147,7 @@ def run_check(
     mode = Mode(fix=fix, diff=diff, unsafe=settings.unsafe_fixes)
     if use_stdin:
         name = display_path(stdin_filename, cwd) if stdin_filename else "-"
-        data = click.get_binary_stream("stdin").read()
+        data = sys.stdin.buffer.read()
         reports = [lint_data(data, name, settings, mode)]
     else:
         try:
@@ -178,7 +178,7 @@ def run_check(
             text = render(output_format, diagnostics, sources, color=color, rules=_rules(output_format))
         click.echo(text, nl=False, err=stdin_fix, color=color)
     if stdin_fix:
-        out = click.get_binary_stream("stdout")
+        out = sys.stdout.buffer
         out.write(reports[0].fixed_bytes if reports[0].fixed_bytes is not None else data)
         out.flush()
     if not quiet:
