@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-BACKENDS = ("interp", "host", "npu")
+BACKENDS = ("interp", "host", "npu", "auto")
 _FALSE = ("", "0", "false", "no", "off")
 
 
@@ -46,12 +46,20 @@ def _count(env: str, default: int) -> int:
     return number
 
 
+def _user_cache_dir() -> str:
+    """``$XDG_CACHE_HOME/pypto-ast`` when that is an absolute path (the XDG rule), else
+    ``~/.cache/pypto-ast``."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return os.path.join(xdg, "pypto-ast") if os.path.isabs(xdg) else "~/.cache/pypto-ast"
+
+
 def reload() -> None:
     """Re-read every knob from the environment (import does this once)."""
     global cache_dir, always_compile, dump, backtrace, backend, cxx, host_threads
 
-    cache_dir = Path(_text("PYPTO_AST_CACHE_DIR", "~/.cache/pypto-ast")).expanduser()
-    """Root of the compile cache; entries live under ``<cache_dir>/v<N>/<digest>/``."""
+    cache_dir = Path(_text("PYPTO_AST_CACHE_DIR", _user_cache_dir())).expanduser()
+    """Root of the compile cache (default: the user's cache directory, ``$XDG_CACHE_HOME`` or
+    ``~/.cache``, then ``pypto-ast``); entries live under ``<cache_dir>/v<N>/<digest>/``."""
 
     always_compile = _flag("PYPTO_AST_ALWAYS_COMPILE")
     """Rebuild even when a valid cache entry exists (the fresh build replaces it)."""
@@ -63,7 +71,9 @@ def reload() -> None:
     """Re-raise with our own Python frames instead of showing the rendered diagnostic."""
 
     backend = _choice("PYPTO_AST_BACKEND", "interp", BACKENDS)
-    """Where kernels run: ``interp`` (IR interpreter), ``host`` (g++ build), ``npu``."""
+    """Where ``@pypto_ast.jit`` kernels run unless the decorator names a backend: ``interp`` (IR
+    interpreter), ``host`` (g++ build), ``npu`` (needs CANN and an NPU), ``auto`` (by the
+    arguments' device: CPU -> host when ``cxx`` is found, else interp; NPU -> npu)."""
 
     cxx = _text("PYPTO_AST_CXX", "g++")
     """C++ compiler for the host backend (a name on PATH or a path)."""

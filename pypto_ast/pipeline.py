@@ -38,11 +38,25 @@ def lower(kernel, inputs: Optional[dict] = None, *, merge_loop1: bool = False, u
     """Lower a kernel object (``@pypto.frontend.jit`` of a module that ran, a plain function)
     from its *source*: the function is found in its file by its first line and read by the static
     front end, with the shapes and dtypes of ``inputs`` (torch tensors, ``TensorArg``s, build-time
-    values) and, unless ``use_globals`` is false, the data in its live globals taking precedence
-    over the static reading of the module (the in-process decorator's entry point).  Errors
-    raise ``KernelErrors`` located in the kernel's source."""
+    values) and, unless ``use_globals`` is false, the data in its live globals and closure taking
+    precedence over the static reading of the module (the in-process decorator's entry point).
+    Errors raise ``KernelErrors`` located in the kernel's source."""
+    scope, kdef = locate_kernel(kernel, use_globals=use_globals)
+    given = given_from_inputs(inputs)
+    if use_globals:
+        given.closure = live_closure(scope, kdef, getattr(kernel, "func", kernel))
+    return lower_kernel(scope, kdef, given, merge_loop1=merge_loop1, use_call_sites=not inputs)
+
+
+def locate_kernel(kernel, *, use_globals: bool = True):
+    """(ModuleScope, KernelDef) of a live kernel object or function: its file read by the static
+    front end (with the data of its live globals unless ``use_globals`` is false) and the kernel
+    found in it by its first line (or, when the file changed since it was imported, by name)."""
     func = getattr(kernel, "func", kernel)
-    path = inspect.getsourcefile(func)
+    try:
+        path = inspect.getsourcefile(func)
+    except TypeError:
+        path = None
     if path is None:
         raise PipelineError(f"cannot find the source of {func!r}")
     live = None
@@ -51,9 +65,33 @@ def lower(kernel, inputs: Optional[dict] = None, *, merge_loop1: bool = False, u
 
         live = from_live(func.__globals__)
     scope = read_source(path, live=live)
-    kdef = _kernel_at(scope, func)
-    return lower_kernel(scope, kdef, given_from_inputs(inputs), merge_loop1=merge_loop1,
-                        use_call_sites=not inputs)
+    return scope, _kernel_at(scope, func)
+
+
+def live_closure(scope, kdef, func):
+    """The frame of the live values a nested kernel closes over (``func.__closure__``: the data
+    among them, as the front end's values), in front of the static reading of the functions
+    around it; None when the kernel closes over no data."""
+    cells = getattr(func, "__closure__", None) or ()
+    names = getattr(getattr(func, "__code__", None), "co_freevars", ())
+    if not cells or kdef.owner is None:
+        return None
+    from .frontend.evaluator import Frame
+    from .frontend.kernels import HostContext
+    from .frontend.livevalues import _SKIP, convert
+
+    env = {}
+    for name, cell in zip(names, cells):
+        try:
+            value = convert(cell.cell_contents)
+        except ValueError:  # an empty cell: not bound yet
+            continue
+        if value is not _SKIP:
+            env[name] = value
+    if not env:
+        return None
+    static = HostContext(scope).env_at(kdef)
+    return Frame(kdef.owner, "host", scope, scope.source, env=env, closure=static)
 
 
 def read_source(path: str, live: Optional[dict] = None):
@@ -132,15 +170,27 @@ def _span_of(exc):
 
 
 def _kernel_at(scope, func):
-    """The KernelDef of a live function: the def whose first line (or decorator's) is its line."""
+    """The KernelDef of a live function: the def whose first line (or decorator's) is its line;
+    failing that (the file was edited after the module ran), the only kernel of its name."""
     from .frontend.kernels import discover
 
     line = func.__code__.co_firstlineno
-    for kdef in discover(scope):
+    found = discover(scope)
+    at_line = []
+    for kdef in found:
         node = kdef.node
         first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
         if first == line or node.lineno == line:
-            return kdef
+            at_line.append(kdef)
+    same_name = [k for k in at_line if getattr(k.node, "name", None) == func.__name__]
+    if same_name:
+        return same_name[0]
+    qualname = func.__qualname__.replace("<locals>.", "")
+    named = [k for k in found if k.name == qualname] or [k for k in found if getattr(k.node, "name", None) == func.__name__]
+    if len(named) == 1:
+        return named[0]
+    if at_line:  # a legacy body (named by its builder), or a kernel whose def line is its decorator's
+        return at_line[0]
     raise PipelineError(f"cannot find the kernel {func.__qualname__} in {scope.source.path} at line {line}",
                         scope.source.path)
 

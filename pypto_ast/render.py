@@ -56,7 +56,12 @@ def render(
     """Render in one of FORMATS; the result ends with a newline unless it is empty."""
     ordered = sorted(diagnostics, key=Diagnostic.sort_key)
     if fmt == "full":
-        return "".join(render_full(d, sources.get(d.span.path), color=color) + "\n" for d in ordered)
+        split: dict = {}  # each source split into lines once, not once per diagnostic
+        for d in ordered:
+            if d.span.path not in split:
+                source = sources.get(d.span.path)
+                split[d.span.path] = _LINE_BREAK.split(source) if source is not None else []
+        return "".join(render_full(d, None, color=color, lines=split[d.span.path]) + "\n" for d in ordered)
     if fmt == "concise":
         return "".join(render_concise(d, color=color) + "\n" for d in ordered)
     if fmt == "json":
@@ -84,20 +89,33 @@ def render_concise(diag: Diagnostic, *, color: bool = False) -> str:
     return f"{_paint(_where(diag.span.path, diag.span.start), _BOLD, color)}: {code} {diag.message}"
 
 
-def render_full(diag: Diagnostic, source: str | None, *, color: bool = False) -> str:
-    """ruff's layout: header, ``-->`` location, one source line with carets, then help."""
+LONG_LINE = 1000  # source lines longer than this are shown as a window around the caret
+_CONTEXT = 100  # characters of that window before the caret and after its end
+
+
+def render_full(diag: Diagnostic, source: str | None, *, color: bool = False, lines: list | None = None) -> str:
+    """ruff's layout: header, ``-->`` location, one source line with carets, then help.
+    ``lines``: ``source`` already split at its line breaks (then ``source`` is not read)."""
     level = _LEVEL_COLOUR[diag.severity]
     start, end = diag.span.start, diag.span.end
     out = [f"{_paint(f'{diag.severity.value}[{diag.code}]', level, color)} {_paint(diag.message, _BOLD, color)}"]
-    lines = _LINE_BREAK.split(source) if source is not None else []
+    if lines is None:
+        lines = _LINE_BREAK.split(source) if source is not None else []
     width = len(str(start.line))
     pad = " " * width
     out.append(f"{pad}{_paint('-->', _BLUE, color)} {_where(diag.span.path, start)}")
     if 0 < start.line <= len(lines):
         text = lines[start.line - 1]
         stop = end.col if end.line == start.line else len(text)
-        lead = _display_width(text[: start.col])
-        count = max(1, _display_width(text[start.col : max(stop, start.col)]))
+        col = start.col
+        if len(text) > LONG_LINE:  # a window around the caret, not the whole (1 MB) line per diagnostic
+            lo = max(0, col - _CONTEXT)
+            hi = min(len(text), min(max(stop, col + 1), col + 2 * _CONTEXT) + _CONTEXT)
+            text = ("\u2026" if lo > 0 else "") + text[lo:hi] + ("\u2026" if hi < len(text) else "")
+            shift = lo - (1 if lo > 0 else 0)
+            col, stop = col - shift, min(stop, hi) - shift
+        lead = _display_width(text[:col])
+        count = max(1, _display_width(text[col : max(stop, col)]))
         bar = _paint("|", _BLUE, color)
         out.append(f"{pad} {bar}")
         out.append(f"{_paint(str(start.line), _BLUE, color)} {bar} {text.replace(chr(9), _TAB)}".rstrip())

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import ast
 import io
+import threading
 import tokenize
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from .diagnostics import Edit, Pos, Span
@@ -48,6 +49,8 @@ class SourceFile:
     text: str
     tree: ast.Module
     lines: list[str]  # with line endings kept
+    # per line: its UTF-8 bytes, computed once (a 1 MB line is not re-encoded for every node on it)
+    _encoded: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def parse(cls, text: str, path: str = "<string>") -> "SourceFile":
@@ -66,11 +69,38 @@ class SourceFile:
                               Pos(1, 0)) from None
         except ValueError as exc:  # NUL bytes
             raise SourceError(f"cannot parse file: {exc}", Pos(1, 0)) from None
-        return cls(path, text, tree, split_lines(text))
+        source = cls(path, text, tree, split_lines(text))
+        _recent.source = source
+        return source
 
     # -- positions ------------------------------------------------------------------
     def pos(self, line: int, byte_col: int) -> Pos:
-        return Pos(line, _byte_to_char(self.lines, line, byte_col))
+        return Pos(line, self._char(line, byte_col))
+
+    def _bytes(self, line: int):
+        """The UTF-8 bytes of 1-based ``line``, or None when the line is ASCII (bytes == chars)."""
+        try:
+            return self._encoded[line]
+        except KeyError:
+            text = self.lines[line - 1]
+            data = None if text.isascii() else text.encode("utf-8")
+            self._encoded[line] = data
+            return data
+
+    def _char(self, line: int, byte_col: int) -> int:
+        if not 0 < line <= len(self.lines):
+            return max(byte_col, 0)
+        data = self._bytes(line)
+        if data is None:
+            return byte_col
+        return len(data[:byte_col].decode("utf-8", "replace"))
+
+    def _slice(self, line: int, start: int | None, end: int | None) -> str:
+        """Bytes ``start:end`` of 1-based ``line`` as text (``ast`` columns are UTF-8 offsets)."""
+        data = self._bytes(line)
+        if data is None:
+            return self.lines[line - 1][start:end]
+        return data[start:end].decode("utf-8", "replace")
 
     def span(self, node: ast.AST, end_node: ast.AST | None = None) -> Span:
         """Span of ``node`` (to the end of ``end_node`` when given)."""
@@ -106,39 +136,50 @@ class SourceFile:
         if None in (line, end_line, col, end_col) or not 0 < line <= end_line <= len(self.lines):
             return ""
         if line == end_line:
-            return self.lines[line - 1].encode("utf-8")[col:end_col].decode("utf-8", "replace")
-        first = self.lines[line - 1].encode("utf-8")[col:].decode("utf-8", "replace")
-        last = self.lines[end_line - 1].encode("utf-8")[:end_col].decode("utf-8", "replace")
-        return first + "".join(self.lines[line:end_line - 1]) + last
+            return self._slice(line, col, end_col)
+        return self._slice(line, col, None) + "".join(self.lines[line:end_line - 1]) + self._slice(end_line, None, end_col)
 
     def deepest(self) -> tuple[int, list]:
         """How deep the tree nests (nodes on the longest root-to-leaf path) and that path,
         outermost first.  Iterative: usable on trees too deep for any recursive walk."""
-        best_depth, best_leaf = 0, None
-        parent: dict = {}
-        stack = [(self.tree, 1)]
+        best_depth, best_link = 0, None
+        stack = [(self.tree, 1, None)]
         while stack:
-            node, depth = stack.pop()
+            node, depth, up = stack.pop()
+            link = (node, up)
             if depth > best_depth:
-                best_depth, best_leaf = depth, node
+                best_depth, best_link = depth, link
             for child in ast.iter_child_nodes(node):
-                parent[id(child)] = node
-                stack.append((child, depth + 1))
+                if not isinstance(child, _SHARED_NODES):
+                    stack.append((child, depth + 1, link))
         path = []
-        node = best_leaf
-        while node is not None:
-            path.append(node)
-            node = parent.get(id(node))
+        while best_link is not None:
+            path.append(best_link[0])
+            best_link = best_link[1]
         path.reverse()
         return best_depth, path
 
     def char_cols(self, node: ast.AST) -> tuple[int, int]:
         """0-based character columns of ``node``'s start and end (``ast`` gives UTF-8 bytes)."""
-        start = _byte_to_char(self.lines, node.lineno, node.col_offset)
+        start = self._char(node.lineno, node.col_offset)
         end_line = getattr(node, "end_lineno", None) or node.lineno
         end_col = getattr(node, "end_col_offset", None)
-        end = _byte_to_char(self.lines, end_line, end_col) if end_col is not None else start
+        end = self._char(end_line, end_col) if end_col is not None else start
         return start, end
+
+
+_recent = threading.local()
+
+
+def recent(text: str) -> "SourceFile | None":
+    """The SourceFile this thread last parsed, when it was parsed from this very ``text`` object
+    (the fixes of a rule find the tree of the file they edit without parsing it again)."""
+    source = getattr(_recent, "source", None)
+    return source if source is not None and source.text is text else None
+
+
+# ``ast`` shares one instance of each context and operator (``Load()``, ``Add()``) between nodes
+_SHARED_NODES = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
 
 
 def split_lines(text: str) -> list[str]:
@@ -161,12 +202,32 @@ def offset_of(lines: Sequence[str], pos: Pos) -> int:
     return sum(len(lines[i]) for i in range(min(pos.line - 1, len(lines)))) + pos.col
 
 
+def line_starts(lines: Sequence[str]) -> list[int]:
+    """``starts[i]``: character offset of 0-based line ``i``; one past the last line holds the length."""
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
 def apply_edits(text: str, edits: Sequence[Edit]) -> str:
-    """Apply non-overlapping edits; every character outside them is kept as it was."""
-    lines = split_lines(text)
+    """Apply non-overlapping edits; every character outside them is kept as it was.
+    Linear in the text and the edits (offsets from one table of line starts, one join)."""
+    if not edits:
+        return text
+    starts = line_starts(split_lines(text))
+
+    def offset(pos: Pos) -> int:
+        return starts[min(max(pos.line - 1, 0), len(starts) - 1)] + pos.col
+
+    # applied last-first as before, so edits at the same place keep their old relative order
     ordered = sorted(edits, key=lambda e: (e.start, e.end), reverse=True)
-    out = text
+    pieces, tail = [], len(text)
     for edit in ordered:
-        a, b = offset_of(lines, edit.start), offset_of(lines, edit.end)
-        out = out[:a] + edit.content + out[b:]
-    return out
+        a, b = offset(edit.start), offset(edit.end)
+        b = min(b, tail)  # an edit reaching into the one applied after it: as slicing did
+        pieces.append(text[b:tail])
+        pieces.append(edit.content)
+        tail = min(a, b)
+    pieces.append(text[:tail])
+    return "".join(reversed(pieces))

@@ -66,11 +66,39 @@ def test_knobs_read_the_environment(monkeypatch, tmp_path):
 def test_defaults(monkeypatch):
     for env in _doc_knobs():
         monkeypatch.delenv(env, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     try:
         knobs.reload()
         assert knobs.cache_dir == Path("~/.cache/pypto-ast").expanduser()
         assert (knobs.always_compile, knobs.dump, knobs.backtrace) == (False, False, False)
         assert knobs.backend == "interp" and knobs.cxx == "g++"
+    finally:
+        monkeypatch.undo()
+        knobs.reload()
+
+
+def test_cache_dir_follows_xdg_cache_home(monkeypatch, tmp_path):
+    monkeypatch.delenv("PYPTO_AST_CACHE_DIR", raising=False)
+    try:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+        knobs.reload()
+        assert knobs.cache_dir == tmp_path / "pypto-ast"
+        monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")  # not absolute: ignored, as the XDG spec says
+        knobs.reload()
+        assert knobs.cache_dir == Path("~/.cache/pypto-ast").expanduser()
+        monkeypatch.setenv("PYPTO_AST_CACHE_DIR", str(tmp_path / "mine"))  # the knob wins
+        knobs.reload()
+        assert knobs.cache_dir == tmp_path / "mine"
+    finally:
+        monkeypatch.undo()
+        knobs.reload()
+
+
+def test_auto_backend_is_accepted(monkeypatch):
+    monkeypatch.setenv("PYPTO_AST_BACKEND", "auto")
+    try:
+        knobs.reload()
+        assert knobs.backend == "auto"
     finally:
         monkeypatch.undo()
         knobs.reload()

@@ -155,6 +155,16 @@ def build_host_library(
     return entry / LIBRARY
 
 
+def cached_library(digest: str, *, cache_dir: str | os.PathLike | None = None) -> Optional[Path]:
+    """The library of the cache entry named ``digest`` when that entry is valid (its meta.json
+    matches its name and every artefact has the sha256 it was published with), else None.
+    Never builds: for callers that keep the digest of a library they built before."""
+    if not isinstance(digest, str) or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        return None
+    entry = _cache_root(cache_dir) / digest
+    return entry / LIBRARY if _entry_is_valid(entry, digest) else None
+
+
 def load_library(path: str | os.PathLike) -> ctypes.CDLL:
     """Load a built library; the caller sets ``argtypes``/``restype`` on its functions.
 
@@ -351,6 +361,12 @@ def _cache_root(cache_dir) -> Path:
             raise BuildError(f"the build cache {d} is writable by group or others (mode "
                              f"{stat.S_IMODE(st.st_mode):o}); make it private (chmod 700) or set "
                              "PYPTO_AST_CACHE_DIR")
+    if stat.S_IMODE(root.stat().st_mode) & 0o077:
+        # ours (checked above) but readable by others, e.g. made under an older umask: make it private
+        try:
+            os.chmod(root, 0o700)
+        except OSError:
+            pass
     return root
 
 

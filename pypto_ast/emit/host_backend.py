@@ -1,14 +1,19 @@
 """Run a ``Program`` on the host: emit Ascend C, build it against our CPU kernel_operator.h,
 call the control program through ctypes.  Output tensors are written in place; locals and
-workspaces are allocated here; returned values come back as tensors."""
+workspaces are allocated here; returned values come back as tensors.
+
+Two ways in: :func:`run_host` checks, builds, runs once and reports the GM traffic (the CLI's
+``--run``, the tests); :class:`HostLaunch` is a library loaded once with its argument layout
+prepared (pointer array, dims, scalars, scratch buffers), so each ``launch`` does only the
+pointer packing and the ``pypto_run`` call (``@pypto_ast.jit``'s warm path)."""
 
 from __future__ import annotations
 
 import ctypes
 import json
-from typing import Optional
+import threading
+from typing import Optional, Sequence
 
-from . import ascendc
 from .build import load_library
 from .host_runtime import build_program
 _DTYPES = {"fp32": "float32", "fp16": "float16", "int32": "int32", "bf16": "bfloat16", "int8": "int8",
@@ -36,7 +41,10 @@ def run_host(program, inputs: dict, *, cache_dir=None, line_directives: bool = T
     written once) and ``returned`` (the Return values, or None)."""
     import torch
 
-    files = files if files is not None else ascendc.emit_program(program, line_directives=line_directives)
+    if files is None:
+        from . import ascendc  # the emitter: not needed to launch a library built before
+
+        files = ascendc.emit_program(program, line_directives=line_directives)
     manifest = json.loads(files["manifest.json"])
     params = {p.name: p for p in program.params}
 
@@ -108,3 +116,155 @@ def run_host(program, inputs: dict, *, cache_dir=None, line_directives: bool = T
             "gm_to_ub_calls": traffic[2], "ub_to_gm_calls": traffic[3],
             "min_bytes": sum(nbytes(n) for n in read) + sum(nbytes(n) for n in written),
             "returned": returned}
+
+
+def launch_layout(program, files: dict, scalars: Optional[dict] = None) -> dict:
+    """What a :class:`HostLaunch` needs of ``program`` and its emitted ``files``, as plain JSON
+    data (``@pypto_ast.jit`` keeps it on disk next to the library): the manifest, each
+    parameter's kind, dtype, declared dims (None for DYNAMIC) and output flag, and the
+    values of the scalar parameters as passed to ``pypto_run`` (``scalars`` first, then the
+    parameters' own values)."""
+    manifest = json.loads(files["manifest.json"])
+    params = {p.name: p for p in program.params}
+    scalars = scalars or {}
+    values = []
+    for name in manifest["scalars"]:
+        v = scalars.get(name, params[name].value)
+        values.append(int(v) if isinstance(v, (int, bool)) or float(v).is_integer() else 0)
+    return {
+        "manifest": {k: manifest[k] for k in ("buffers", "scalars", "returns") if k in manifest},
+        "params": [{"name": p.name, "kind": p.kind, "is_output": bool(p.is_output),
+                    "dtype": p.type.dtype if p.kind == "tensor" else None,
+                    "dims": [_eval_dim(d) for d in p.type.shape] if p.kind == "tensor" else None}
+                   for p in program.params],
+        "scalar_values": values,
+    }
+
+
+class HostLaunch:
+    """A host library loaded with its launch prepared for one specialisation of a program.
+
+    ``layout`` is :func:`launch_layout`'s; ``names`` are the kernel's parameters in call order:
+    :meth:`launch` takes the call's values in that order, already checked against the
+    specialisation by the caller (dtype, static dims, device: the caller's key); non-contiguous
+    tensors are copied (outputs copied back after the run).  Scratch (locals, workspaces) is
+    allocated once and reused; locals are refilled with NaN before each launch as
+    :func:`run_host` does; returned values get fresh tensors per launch.  Launches of one
+    ``HostLaunch`` are serialised (the pointer table and scratch are shared)."""
+
+    def __init__(self, layout: dict, lib, names: Sequence[str]):
+        import torch
+
+        manifest = layout["manifest"]
+        params = {p["name"]: p for p in layout["params"]}
+        position = {name: i for i, name in enumerate(names)}
+        buffers = manifest["buffers"]
+        returned = {r["buffer"] for r in manifest.get("returns") or ()}
+        self.ptrs = (ctypes.c_void_p * max(1, len(buffers)))()
+        self.args: list = []  # (slot, argument index, is output)
+        self.fresh: list = []  # (slot, shape, torch dtype): returned values, new tensors each launch
+        self.nan_fill: list = []  # scratch locals refilled with NaN before each launch
+        self.scratch: list = []  # kept alive: their pointers sit in self.ptrs
+        by_name: dict = {}  # buffer name -> ("arg", index) | ("fresh", k) | ("scratch", tensor)
+        dims: list = []
+        self.dynamic: list = []  # (position in dims, argument index, axis): read from each call's tensor
+        for slot, b in enumerate(buffers):
+            name = b["name"]
+            want = getattr(torch, _DTYPES[b["dtype"]])
+            if b["kind"] == "param":
+                if name not in position or name not in params:
+                    raise ValueError(f"missing tensor input {name!r}")
+                index = position[name]
+                self.args.append((slot, index, params[name]["is_output"]))
+                by_name[name] = ("arg", index)
+                decl = params[name]["dims"]
+                if len(decl) > MAX_DIMS:
+                    raise ValueError(f"{name}: rank {len(decl)} > {MAX_DIMS}")
+                for axis, d in enumerate(decl):
+                    if d is None:
+                        self.dynamic.append((len(dims) + axis, index, axis))
+                shape = [1 if d is None else d for d in decl]
+            else:
+                shape = b["shape"]
+                if any(d is None for d in shape):
+                    raise ValueError(f"buffer {name} has a dynamic shape")
+                if len(shape) > MAX_DIMS:
+                    raise ValueError(f"{name}: rank {len(shape)} > {MAX_DIMS}")
+                if name in returned or b["kind"] == "ret":
+                    by_name[name] = ("fresh", len(self.fresh))
+                    self.fresh.append((slot, tuple(shape), want))
+                else:
+                    t = torch.empty(shape, dtype=want)
+                    self.scratch.append(t)
+                    self.ptrs[slot] = t.data_ptr()
+                    by_name[name] = ("scratch", t)
+                    if b["kind"] == "local" and t.is_floating_point():
+                        self.nan_fill.append(t)  # never written before read: shows up as NaN
+            dims += list(shape) + [1] * (MAX_DIMS - len(shape))
+        values = layout["scalar_values"]
+        self.dims = (ctypes.c_int64 * max(1, len(dims)))(*dims)
+        self.scalars = (ctypes.c_int64 * max(1, len(values)))(*values)
+        self.returns = [by_name[r["buffer"]] for r in manifest.get("returns") or ()]
+        self.lib = lib
+        run = lib.pypto_run
+        run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        run.restype = ctypes.c_int
+        lib.pypto_last_error.restype = ctypes.c_char_p
+        self._run = run
+        self._lock = threading.Lock()
+        self._empty = torch.empty
+        self.layout, self.library = layout, None
+
+    @classmethod
+    def build(cls, program, files: dict, names: Sequence[str], scalars: Optional[dict] = None, *,
+              cache_dir=None, progress=None, always_compile=None) -> "HostLaunch":
+        """Build (or find in the cache) the library of ``files`` and prepare its launch; the
+        library's path is ``.library``."""
+        sources = {n: t for n, t in files.items() if n.endswith(".cpp")}
+        path = build_program(sources, cache_dir=cache_dir, progress=progress, always_compile=always_compile)
+        layout = launch_layout(program, files, scalars)
+        launch = cls(layout, load_library(path), names)
+        launch.layout, launch.library = layout, path
+        return launch
+
+    def launch(self, args: Sequence):
+        """Run once on ``args`` (the call's values in ``names`` order); returns the returned
+        value(s) or None.  Raises HostRunError when the kernel faults."""
+        copies = None
+        keep = None
+        with self._lock:
+            ptrs = self.ptrs
+            for slot, index, is_output in self.args:
+                t = args[index]
+                if not t.is_contiguous():
+                    c = t.contiguous()
+                    if is_output:
+                        copies = copies or []
+                        copies.append((t, c))
+                    keep = keep or []
+                    keep.append(c)
+                    t = c
+                ptrs[slot] = t.data_ptr()
+            for t in self.nan_fill:
+                t.fill_(float("nan"))
+            fresh = None
+            if self.fresh:
+                empty = self._empty
+                fresh = [empty(shape, dtype=dtype) for _, shape, dtype in self.fresh]
+                for (slot, _, _), t in zip(self.fresh, fresh):
+                    ptrs[slot] = t.data_ptr()
+            if self.dynamic:
+                dims = self.dims
+                for pos, index, axis in self.dynamic:
+                    dims[pos] = args[index].shape[axis]
+            rc = self._run(ptrs, self.scalars, self.dims)
+            if rc != 0:
+                raise HostRunError(self.lib.pypto_last_error().decode(errors="replace"))
+        if copies:
+            for dst, src in copies:
+                dst.copy_(src)
+        if not self.returns:
+            return None
+        values = tuple(args[ref] if kind == "arg" else fresh[ref] if kind == "fresh" else ref.clone()
+                       for kind, ref in self.returns)
+        return values[0] if len(values) == 1 else values

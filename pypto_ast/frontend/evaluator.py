@@ -29,13 +29,20 @@ from .facts import (
 )
 from .symbolic import binexpr, unexpr
 from .values import (
-    UNKNOWN, ApiRef, BranchVal, DType, FuncRef, LazyImport, LoopIter, Marker, Method, OptionsVal, Sym, Tensor,
-    TensorAnnotation, TorchSpec, UserModule, int_value, is_static,
+    UNKNOWN, ApiRef, BranchVal, DType, FuncRef, LazyImport, LoopIter, Marker, Method, OptionsVal, Record, Sym,
+    Tensor, TensorAnnotation, TorchSpec, UserModule, int_value, is_static,
 )
 
 MAX_INLINE_DEPTH = 16
 MAX_STATIC_ITERATIONS = 100_000  # Python for loops unrolled in one evaluation, in all
 LINT_UNROLL = 256  # a lint run unrolls Python for loops this long; longer ones are read once
+# Statements one evaluation executes, counted over inlined helpers, unrolled Python loops, while
+# loops and comprehension items: helpers calling helpers twice at each of MAX_INLINE_DEPTH levels,
+# or Python fors nested 20 deep, would otherwise take exponential time.  A lint run past
+# LINT_STEPS stops inlining and unrolling (what is left is read once: linear in the file);
+# building past MAX_STEPS is PTO105.
+LINT_STEPS = 10_000  # real kernels: at most ~750 (1,159 files of hicann/pypto, examples, tests)
+MAX_STEPS = 1_000_000
 MAX_WHILE = 10_000
 _BIN = {"Add": "+", "Sub": "-", "Mult": "*", "FloorDiv": "//", "Mod": "%", "Div": "/"}
 _CMP = {"Eq": "==", "NotEq": "!=", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">="}
@@ -133,6 +140,7 @@ class Evaluator:
         self.loop_vars: list = []  # idx names of the pypto loops being evaluated (innermost last)
         self.node: Optional[ast.AST] = None  # the expression being evaluated (spans of IR ops)
         self.iterations = 0
+        self.steps = 0  # statements executed (see LINT_STEPS)
         self.warnings: list = []  # (message, node, source)
         self.returned: Optional[tuple] = None
 
@@ -280,6 +288,8 @@ class Evaluator:
         if isinstance(base, TorchSpec):
             value = torchhost.attribute(base, attr)
             return Method(base, attr, node) if value is None else value
+        if isinstance(base, Record):  # a config object the kernel received
+            return base.fields.get(attr, UNKNOWN)
         if isinstance(base, DType) and attr == "name":
             return base.name
         if isinstance(base, ops.EnumValue) and attr in ("name", "value"):
@@ -459,10 +469,11 @@ class Evaluator:
             items = pyvalues._materialise(iterable)
         else:
             items = None
-        if items is None or self.iterations + len(items) > MAX_STATIC_ITERATIONS:
+        if items is None or self.iterations + len(items) > MAX_STATIC_ITERATIONS or self.spent():
             return False
         self.iterations += len(items)
         for item in items:
+            self.steps += 1
             self.assign(gen.target, item, None)
             keep = True
             for cond in gen.ifs:
@@ -570,6 +581,10 @@ class Evaluator:
     def eval_Compare(self, node):
         values = [self.eval(node.left)] + [self.eval(c) for c in node.comparators]
         if any(isinstance(v, Tensor) for v in values):
+            kind = type(node.ops[0]).__name__
+            if len(node.ops) == 1 and kind in ("Is", "IsNot") and any(v is None for v in values):
+                # ``w is not None`` on an optional tensor parameter: decided at build time
+                return (values[0] is values[1]) if kind == "Is" else (values[0] is not values[1])
             name = api.CMPOP_NAMES.get(type(node.ops[0]).__name__)
             if name is None or len(node.ops) != 1:
                 return self.problem("PTO102", "this comparison of tensors is not supported by pypto-ast", node)
@@ -855,7 +870,7 @@ class Evaluator:
                                               "input type is not currently supported); make it a "
                                               "@pypto.frontend.function helper", node)
             return None if self.kernel is None else UNKNOWN
-        if func.node in self.call_stack or len(self.call_stack) >= MAX_INLINE_DEPTH:
+        if func.node in self.call_stack or len(self.call_stack) >= MAX_INLINE_DEPTH or self.spent():
             if self.building:
                 return self.problem("PTO100", f"recursion in `{func.qualname}` is not supported in a kernel", node)
             self._escape(args, kwargs, node)
@@ -951,6 +966,10 @@ class Evaluator:
             return ops.Element(args[0] if args else None, args[1] if len(args) > 1 else UNKNOWN)
         if name == "bytes_of":
             return args[0].size if args and isinstance(args[0], DType) else UNKNOWN
+        if name == "ceildiv" and len(args) == 2 and not kwargs and not any(isinstance(a, Tensor) for a in args):
+            # pypto.ceildiv(a, b) is (a + b - 1) // b on (symbolic) scalars
+            a, b = args
+            return self.binop(node, "FloorDiv", self.binop(node, "Sub", self.binop(node, "Add", a, b), 1), b)
         if name == "view":
             return self.view(node, args, kwargs)
         if name == "assemble":
@@ -1429,8 +1448,16 @@ class Evaluator:
     # =========================================================================================
     # statements
     # =========================================================================================
+    def spent(self) -> bool:
+        """Whether a lint run has used its LINT_STEPS (then nothing more is inlined or unrolled)."""
+        return not self.building and self.steps > LINT_STEPS
+
     def exec_block(self, stmts) -> None:
         for stmt in stmts:
+            self.steps += 1
+            if self.building and self.steps > MAX_STEPS:
+                self.problem("PTO105", f"building the kernel executes more than {MAX_STEPS} statements (helpers "
+                                       "inlined, Python loops unrolled)", stmt)
             method = getattr(self, "exec_" + type(stmt).__name__, None)
             saved, self.node = self.node, stmt
             try:
@@ -1624,7 +1651,7 @@ class Evaluator:
                                    "by the PTO parser yet); use pypto.loop", stmt)
         for _ in range(MAX_WHILE):
             test = self.eval(stmt.test)
-            if not is_static(test):
+            if not is_static(test) or self.spent():
                 if self.building and self.in_kernel():
                     self.problem("PTO105", "a `while` condition that is not known at build time", stmt)
                 self.exec_block(stmt.body)
@@ -1846,7 +1873,8 @@ class Evaluator:
             self.problem("PTO105", f"a Python `for` unrolls at build time and cannot iterate {what}; use pypto.loop",
                          stmt.iter)
         limit = LINT_UNROLL if not self.building else MAX_STATIC_ITERATIONS
-        if items is not None and len(items) <= limit and self.iterations + len(items) <= MAX_STATIC_ITERATIONS:
+        if items is not None and len(items) <= limit and self.iterations + len(items) <= MAX_STATIC_ITERATIONS \
+                and not self.spent():
             self.iterations += len(items)
             for item in items:
                 self.assign(stmt.target, item, None)
@@ -1864,7 +1892,7 @@ class Evaluator:
         saved = self.multiplier
         first = items[0] if items else (iterable.start if isinstance(iterable, RangeVal) and
                                          isinstance(iterable.start, int) else _ABSENT)
-        if first is not _ABSENT and self.kernel is not None:
+        if first is not _ABSENT and self.kernel is not None and not self.spent():
             # the loop unrolls at build time: its first iteration runs before the others and
             # may produce what they read (``if i == 0: acc = x`` ... ``else: acc = acc + x``)
             self.assign(stmt.target, first, None)

@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .. import ir
-from . import api
+from . import api, livevalues
 from .builder import Builder
 from .errors import FrontendError
 from .evaluator import Evaluator, Frame, annotation_from_call
 from .facts import Kernel, LoopFact
 from .scope import ModuleScope
 from .values import (
-    UNKNOWN, ApiRef, DType, FuncRef, Marker, OptionsVal, Sym, Tensor, TensorAnnotation, TorchSpec,
+    UNKNOWN, ApiRef, DType, FuncRef, Marker, OptionsVal, Record, Sym, Tensor, TensorAnnotation, TorchSpec,
 )
 
 
@@ -552,7 +552,7 @@ class KernelReader:
     def _scalar_param(self, arg, default_node, given: Optional[Given], builder, annotations):
         name = arg.arg
         if given is not None and name in given.scalars:
-            value = given.scalars[name]
+            value = livevalues.argument(given.scalars[name])  # a config object: its fields
         elif default_node is not None:
             value = annotations.eval(default_node)
         else:
@@ -565,6 +565,8 @@ class KernelReader:
             if isinstance(value, Tensor) or isinstance(value, TorchSpec):
                 raise FrontendError("PTO106", f"parameter `{name}` receives a tensor but is not annotated with "
                                               "pypto.Tensor(...)", arg, self.scope.source)
+            if isinstance(value, (Record, list, tuple, dict)):
+                return value  # a config object or a container: read at build time only, never a run-time scalar
             builder.params.append(ir.Param(name, "scalar", None, False, value))
         return value
 

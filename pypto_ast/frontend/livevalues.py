@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import api
-from .values import UNKNOWN, ApiRef, Marker, TorchSpec
+from .values import UNKNOWN, ApiRef, Marker, Record, TorchSpec
 
 _SKIP = object()  # not data: the static value stays
 _TORCH_DTYPES = {
@@ -76,4 +76,27 @@ def convert(value: Any, depth: int = 0) -> Any:
         except (TypeError, ValueError, AttributeError):
             return UNKNOWN
         return TorchSpec(shape, dtype)
+    if kind.__name__ == "SimpleNamespace" or hasattr(kind, "__dataclass_fields__"):
+        # a config object (dataclass instance, namespace): its data fields, read by attribute
+        names = list(kind.__dataclass_fields__) if hasattr(kind, "__dataclass_fields__") else list(vars(value))
+        if len(names) > MAX_ITEMS:
+            return UNKNOWN
+        fields = {}
+        for name in names:
+            item = convert(getattr(value, name, None), depth + 1)
+            fields[name] = UNKNOWN if item is _SKIP else item
+        return Record(cls, fields)
     return _SKIP
+
+
+def argument(value: Any) -> Any:
+    """A kernel's live build-time argument as the front end reads it: config objects and pypto
+    dtypes converted (``convert``), anything else (numbers, the front end's own values) as given."""
+    kind = type(value)
+    if isinstance(value, type) or kind.__module__.startswith("pypto_ast.frontend"):
+        return value
+    if kind.__name__ == "SimpleNamespace" or hasattr(kind, "__dataclass_fields__") or \
+            (kind.__name__ in ("DataType", "_Marker") and hasattr(value, "name")):
+        converted = convert(value)
+        return value if converted is _SKIP else converted
+    return value

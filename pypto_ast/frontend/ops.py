@@ -378,7 +378,8 @@ def op_matmul(ctx, name, args, kwargs):
     kb, n = (b.shape[-1], b.shape[-2]) if b_trans else (b.shape[-2], b.shape[-1])
     if same_dim(ka, kb) is False:
         raise OpError(f"pypto.matmul: inner dims differ ({ka} vs {kb})")
-    return ctx.emit("matmul", tuple(operands), attrs, tuple(a.shape[:-2]) + (m, n), out_dtype, tile="cube")
+    batch = broadcast(tuple(a.shape[:-2]), tuple(b.shape[:-2]))  # batch dims of 1 broadcast, as torch.matmul
+    return ctx.emit("matmul", tuple(operands), attrs, tuple(batch) + (m, n), out_dtype, tile="cube")
 
 
 def op_view(ctx, name, args, kwargs):

@@ -238,6 +238,18 @@ class TorchSpec:
     param: Optional[str] = None  # the host function's parameter it arrived as (a call's argument)
 
 
+@dataclass(frozen=True, eq=False)
+class Record:
+    """A live object read by attribute (a dataclass instance or namespace a kernel receives as a
+    build-time argument, ``config.eps``): its fields as front-end values."""
+
+    type_name: str
+    fields: dict
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} {', '.join(sorted(self.fields))}>"
+
+
 class Method:
     """``obj.name`` before it is called (tensor methods, ``sym.min``)."""
 
@@ -298,7 +310,7 @@ class LazyImport:
 
 
 __all__ = [
-    "UNKNOWN", "ApiRef", "BranchVal", "DType", "FuncRef", "LoopIter", "Marker", "Method", "OptionsVal", "Sym",
+    "UNKNOWN", "ApiRef", "BranchVal", "DType", "FuncRef", "LoopIter", "Marker", "Method", "OptionsVal", "Record", "Sym",
     "Tensor", "TensorAnnotation", "TorchSpec", "LazyImport", "UserModule", "describe", "int_value", "is_static", "is_symbolic",
 ]
 

@@ -9,6 +9,7 @@ import ast
 import warnings
 from dataclasses import dataclass, replace
 
+from .. import deep
 from ..analysis.engine import FileResult, lint_text
 from .proof import demote_unproven
 from ..diagnostics import Diagnostic
@@ -47,7 +48,7 @@ def _parses(text: str) -> bool:
             warnings.simplefilter("ignore")
             ast.parse(text)
         return True
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a fix nesting too deeply: rejected
         return False
 
 
@@ -62,6 +63,8 @@ def proven(result: FileResult) -> FileResult:
 
 
 def fix_text(text: str, path: str, settings: Settings, *, unsafe: bool = False) -> FixOutcome:
+    if not deep.in_worker():  # every pass on the big-stack thread (deeply nested files)
+        return deep.call(fix_text, text, path, settings, unsafe=unsafe)
     result = proven(lint_text(text, path, settings))
     applied = 0
     for _ in range(MAX_PASSES):

@@ -144,7 +144,9 @@ class _HostIndex:
             self._walk(child, inner)
 
     def _call(self, call: ast.Call, owner):
-        target = self.scope.evaluate_static(call.func)
+        # a callee of a chain ``x.f().f()...`` holds every call inside it: evaluating each would be
+        # quadratic in the chain, and a set_device callee is a short expression anyway
+        target = self.scope.evaluate_static(call.func) if _small(call.func) else None
         if isinstance(target, ApiRef) and target.qualname in SET_DEVICE:
             self.set_device_lines.setdefault(owner, []).append(call.lineno)
         if isinstance(call.func, ast.Name) and call.func.id in self.functions:
@@ -173,6 +175,17 @@ class _HostIndex:
         if all(r is False for r in results):
             return False
         return True if all(r is True for r in results) else None
+
+
+def _small(node, limit: int = 64) -> bool:
+    """Whether the expression has at most ``limit`` nodes (counting stops there)."""
+    todo, seen = [node], 0
+    while todo:
+        seen += 1
+        if seen > limit:
+            return False
+        todo.extend(ast.iter_child_nodes(todo.pop()))
+    return True
 
 
 def _is_npu_string(node) -> bool:

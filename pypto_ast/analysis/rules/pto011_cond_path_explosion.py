@@ -194,7 +194,13 @@ _EXACT_BITS = 256
 
 
 def _log2_paths(per_body: int, k, flags: int) -> float:
-    return (k * math.log2(per_body) if per_body > 1 and k > 0 else 0.0) + flags
+    """log2 of the path count (``inf`` past float range: an unroll factor of 2**2000)."""
+    if per_body <= 1 or k <= 0:
+        return float(flags)
+    try:
+        return k * math.log2(per_body) + flags
+    except OverflowError:
+        return math.inf
 
 
 def _paths(per_body: int, k, flags: int):
@@ -219,7 +225,8 @@ def _power_text(per_body: int, k, flags: int) -> str:
 
 def _estimate(per_body, factors, flags) -> str:
     """The order of magnitude of a path count too large to compute (``about 1.2e+646456992``)."""
-    return "about " + format_log10(max(_log2_paths(per_body, k, flags) for k in factors) * math.log10(2))
+    log10 = max(_log2_paths(per_body, k, flags) for k in factors) * math.log10(2)
+    return "about " + format_log10(log10) if math.isfinite(log10) else "more than 10^(10^300)"
 
 
 RULE = CondPathExplosion

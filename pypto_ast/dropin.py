@@ -1,0 +1,719 @@
+"""A drop-in ``import pypto``: scripts and tests written for the official PyPTO run unchanged on
+a machine with no NPU, CANN or pypto install, their kernels lowered from source by pypto-ast and
+run on the ``interp`` (torch reference interpreter) or ``host`` (emitted Ascend C built with g++)
+backend, whatever ``run_mode`` the script asks for.
+
+    import pypto_ast.dropin; pypto_ast.dropin.install(backend="host")   # then `import pypto`
+    python -m pypto_ast.dropin [--backend host|interp] SCRIPT [ARGS...]  # run a script under it
+    pytest -p pypto_ast.pytest_plugin --pypto-backend host               # a test suite under it
+
+After ``install()``, ``import pypto`` (and ``pypto.frontend``, ``pypto.runtime`` and any other
+``pypto.*`` submodule) resolves to the drop-in's namespaces, served by a meta path finder placed
+first on ``sys.meta_path`` (an installed official pypto is shadowed, never imported).  They carry:
+
+* the DSL names kernels use at module level: dtypes, ``Tensor`` annotations, ``DYNAMIC``,
+  ``RunMode``/``CastMode``..., ``set_vec_tile_shapes``/``set_cube_tile_shapes``;
+* ``pypto.frontend.jit`` / ``pypto.jit``: the kernel runs through ``pypto_ast.jit.JitKernel`` on
+  the installed backend (``runtime_options`` and the other options are accepted and ignored);
+  ``pypto.frontend.function`` helpers are inlined by the front end;
+* ``pypto.options(...)`` as decorator (the function itself is returned, so pytest sees its
+  signature) and context manager, every ``set_*_options`` call, as no-ops.
+
+Whatever the drop-in cannot do raises **one** error naming the API and the caller's file and line,
+``pypto_ast.dropin.Unsupported: pypto.xyz is not supported by the pypto-ast drop-in (called at
+file.py:12)``: every namespace has a module ``__getattr__`` whose value can be read (at import, in
+annotations) and raises when called.  A kernel pypto-ast cannot lower or run raises
+``KernelError`` with the front end's located diagnostic and the call site.
+
+``torch_npu``: when the real package cannot be imported, a stub is served (``import torch_npu``,
+``torch.npu.set_device``, ``current_device``, ``synchronize``, ``get_soc_version``...; other
+``torch_npu`` APIs are ``Unsupported``), and NPU devices are the CPU: ``torch``'s factory
+functions (``torch.randn(..., device="npu:0")``, ``torch.empty``, ``torch.tensor``...),
+``Tensor.to("npu")``, ``Tensor.npu()`` and ``torch.device("npu:0")`` arguments give CPU tensors,
+so a script's NPU path (``device = f"npu:{device_id}"``, its checks ``if "npu" in device``) runs
+as written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import functools
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import types
+from typing import Optional
+
+BACKENDS = ("interp", "host", "auto")
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_SKIP_MODULES = ("runpy", "functools", "contextlib")  # machinery between the caller and the drop-in
+
+
+class DropinError(Exception):
+    """Base of what the drop-in raises on purpose (never a traceback from deep inside)."""
+
+
+class Unsupported(DropinError):
+    """An API of the official pypto (or torch_npu) that the drop-in does not provide."""
+
+    def __init__(self, api: str, where: Optional[str] = None, why: str = ""):
+        self.api, self.where, self.why = api, where, why
+        message = f"{api} is not supported by the pypto-ast drop-in"
+        if where:
+            message += f" (called at {where})"
+        if why:
+            message += f": {why}"
+        super().__init__(message)
+
+
+class KernelError(DropinError):
+    """A kernel pypto-ast cannot lower or run: the front end's (or backend's) located diagnostic."""
+
+    def __init__(self, kernel: str, message: str, where: Optional[str] = None, code: str = ""):
+        self.kernel, self.where, self.code = kernel, where, code
+        text = f"kernel {kernel} cannot run on the pypto-ast drop-in: {message}"
+        if where:
+            text += f" (called at {where})"
+        super().__init__(text)
+
+
+def caller_location(skip_dropin: bool = True) -> Optional[str]:
+    """``file:line`` of the innermost frame outside pypto_ast and the import machinery."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        module = frame.f_globals.get("__name__", "") or ""
+        inside = skip_dropin and os.path.abspath(filename).startswith(_PKG_DIR + os.sep)
+        machinery = filename.startswith("<frozen") or module in _SKIP_MODULES or module.startswith("importlib")
+        if not inside and not machinery:
+            return f"{_display(filename)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def _display(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+# =============================================================================================
+# unsupported names
+# =============================================================================================
+class UnsupportedAPI:
+    """The value of a name the drop-in does not provide: readable (so ``import``, annotations and
+    ``from pypto import xyz`` work), an ``Unsupported`` error with the caller's line when used."""
+
+    __slots__ = ("_api", "_why")
+
+    def __init__(self, api: str, why: str = ""):
+        object.__setattr__(self, "_api", api)
+        object.__setattr__(self, "_why", why)
+
+    def __call__(self, *args, **kwargs):
+        raise Unsupported(self._api, caller_location(), self._why)
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return UnsupportedAPI(f"{self._api}.{name}", self._why)
+
+    def __getitem__(self, item):  # ``pypto.Something[...]`` in an annotation
+        return self
+
+    def __mro_entries__(self, bases):
+        raise Unsupported(self._api, caller_location(), self._why or "it cannot be subclassed")
+
+    def __enter__(self):
+        raise Unsupported(self._api, caller_location(), self._why)
+
+    def __exit__(self, *exc):
+        return False
+
+    def __iter__(self):
+        raise Unsupported(self._api, caller_location(), self._why)
+
+    def __repr__(self) -> str:
+        return f"<unsupported {self._api}>"
+
+
+def _fallback(prefix: str, private: bool = True):
+    """A module ``__getattr__``: a missing name is an UnsupportedAPI (``private`` ones too:
+    scripts call ``pypto.runtime._device_run_once_data_from_host``), a missing dunder an
+    AttributeError (what the import system and introspection probe for).  Without ``private``
+    (the torch.npu stub, whose private names torch probes with ``hasattr``) ``_names`` are
+    AttributeErrors as well."""
+
+    def __getattr__(name: str):
+        if (name.startswith("__") and name.endswith("__")) or (not private and name.startswith("_")):
+            raise AttributeError(f"module {prefix!r} has no attribute {name!r}")
+        if prefix == "pypto" and name.startswith("set_") and name.endswith("_options"):
+            return _noop  # every set_*_options: compiler and runtime settings the backends do not read
+        return UnsupportedAPI(f"{prefix}.{name}")
+
+    return __getattr__
+
+
+def _live_op(name: str):
+    def op(*args, **kwargs):
+        raise Unsupported(f"pypto.{name}", caller_location(),
+                          "pypto ops run only inside @pypto.frontend.jit kernels (read from their source)")
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"pypto.{name}: an op of kernel bodies (lowered from source by pypto-ast)."
+    return op
+
+
+# =============================================================================================
+# kernels
+# =============================================================================================
+_state = types.SimpleNamespace(backend="interp", installed=False, saved={}, torch_npu_stub=False, patched=[])
+
+
+def _kernel_class():
+    from .lang.frontend import Kernel
+
+    class DropinKernel(Kernel):
+        """``@pypto.frontend.jit`` under the drop-in: lowered from source when called, run on the
+        installed backend through ``pypto_ast.jit.JitKernel``."""
+
+        kind = "jit"
+
+        def __init__(self, func, options: dict):
+            super().__init__(func, options)
+            self._jits = {}
+
+        def _jit(self, backend):
+            if backend not in self._jits:
+                from .jit import JitKernel
+
+                self._jits[backend] = JitKernel(self.func, {**self.options, "backend": backend})
+            return self._jits[backend]
+
+        def __call__(self, *args, **kwargs):
+            from .ir.interp import InterpError
+            from .pipeline import KernelErrors, PipelineError
+
+            jit = self._jit(_state.backend)
+            _skip_lint(jit)
+            try:
+                jit(*args, **kwargs)
+            except KernelErrors as exc:
+                raise KernelError(self.func.__qualname__, _located(exc), caller_location(), exc.code) from None
+            except PipelineError as exc:
+                raise KernelError(self.func.__qualname__, _located(exc), caller_location(),
+                                  getattr(exc, "code", "")) from None
+            except InterpError as exc:  # a run-time error of the interpreted program
+                raise KernelError(self.func.__qualname__, _located_span(self.func, exc), caller_location(),
+                                  "PTO111") from None
+            return None
+
+        @property
+        def last_backend(self):
+            """The backend the last call ran on (``interp`` / ``host``), None before any call."""
+            jit = self._jits.get(_state.backend)
+            return getattr(jit, "last_backend", None) if jit is not None else None
+
+        def __repr__(self) -> str:
+            return f"<pypto kernel {self.func.__qualname__} on pypto-ast {_state.backend}>"
+
+    return DropinKernel
+
+
+def _skip_lint(jit) -> None:
+    """pypto runs kernels whatever pypto-lint says of them (a ``print`` in a loop, say), so the
+    drop-in does too: JitKernel lints a kernel's file once per version of it; mark it done."""
+    stamp = getattr(jit, "_current_stamp", None)
+    if stamp is not None and hasattr(jit, "_linted"):
+        jit._linted = stamp()
+
+
+def _located_span(func, exc) -> str:
+    import inspect
+
+    try:
+        path = _display(inspect.getsourcefile(func) or "")
+    except TypeError:
+        path = ""
+    span = getattr(exc, "span", None)
+    message = getattr(exc, "message", None) or str(exc)
+    where = f"{path}:{span.line}:{span.col + 1}: " if path and span is not None else (f"{path}: " if path else "")
+    return f"{where}PTO111 {message}"
+
+
+def _located(exc) -> str:
+    """``file:line:col: CODE message`` of a pipeline error, each finding located when it can be."""
+    path = _display(exc.path) if getattr(exc, "path", None) else None
+    code = getattr(exc, "code", "")
+    findings = getattr(exc, "findings", None) or [(exc.message, getattr(exc, "span", None))]
+    parts = []
+    for message, span in findings:
+        where = path
+        if path and span is not None:
+            line, col = (span[0], span[1]) if isinstance(span, tuple) else (span.line, span.col)
+            where = f"{path}:{line}:{col + 1}"
+        text = f"{code} {message}" if code else message
+        parts.append(f"{where}: {text}" if where else text)
+    return "; ".join(parts)
+
+
+def _decorator(make):
+    def decorate(func=None, **options):
+        if func is None:
+            return lambda f: make(f, options)
+        if not callable(func):
+            raise Unsupported("pypto.frontend.jit with a positional argument", caller_location())
+        return make(func, options)
+
+    return decorate
+
+
+# =============================================================================================
+# options
+# =============================================================================================
+class options:
+    """``pypto.options(...)``: as a decorator the function itself is returned (its signature is
+    what pytest sees); as a context manager it does nothing. Tile shapes are read from source."""
+
+    def __init__(self, name=None, *args, **kwargs):
+        self.name = name
+
+    def __new__(cls, name=None, *args, **kwargs):
+        if callable(name) and not args and not kwargs:  # bare ``@pypto.options``
+            return name
+        return super().__new__(cls)
+
+    def __call__(self, func):
+        return func
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class RunMode(enum.IntEnum):
+    NPU = 0
+    SIM = 1
+
+
+def _noop(*args, **kwargs):
+    return None
+
+
+def _empty_options(*args, **kwargs):
+    return {}
+
+
+# =============================================================================================
+# the served namespaces
+# =============================================================================================
+def _new_module(name: str, doc: str, package: bool = False, private: bool = True):
+    module = types.ModuleType(name, doc)
+    module.__file__ = __file__
+    module.__loader__ = _Finder
+    module.__spec__ = importlib.machinery.ModuleSpec(name, _Finder, is_package=package)
+    if package:
+        module.__path__ = []
+    module.__dict__["__getattr__"] = _fallback(name, private)
+    module.__dict__["__pypto_ast_dropin__"] = True
+    return module
+
+
+def _build_modules() -> dict:
+    from . import lang
+    from .lang import frontend as lang_frontend
+
+    kernel = _kernel_class()
+    jit = _decorator(kernel)
+    function = _decorator(lang_frontend.InlineFunction)
+
+    pypto = _new_module("pypto", "pypto-ast drop-in for the official pypto (pypto_ast.dropin)", package=True)
+    skip = {"frontend", "options", "RunMode", "function", "loop", "loop_unroll", "annotations"}
+    for name in dir(lang):
+        if name.startswith("_") or name in skip:
+            continue
+        value = getattr(lang, name)
+        if isinstance(value, types.ModuleType):
+            continue
+        pypto.__dict__[name] = value
+    for name in lang._OPS + ["loop", "loop_unroll", "cond", "is_loop_begin", "is_loop_end"]:
+        pypto.__dict__[name] = _live_op(name)
+    pypto.__version__ = lang.__version__
+    pypto.RunMode = RunMode
+    pypto.options = options
+    pypto.jit = jit
+    pypto.function = UnsupportedAPI("pypto.function", "legacy `with pypto.function(...)` bodies run only "
+                                    "through pypto-transpile; use @pypto.frontend.jit")
+    for name in ("set_print_options", "set_operation_options", "set_conv_tile_shapes", "set_build_options",
+                 "set_runtime_options", "set_pass_options", "set_host_options", "set_codegen_options",
+                 "set_verify_options", "set_debug_options", "set_options", "reset_options",
+                 "set_semantic_label", "set_matrix_size"):
+        pypto.__dict__[name] = _noop
+    for name in ("get_pass_options", "get_runtime_options", "get_host_options", "get_codegen_options",
+                 "get_verify_options", "get_debug_options", "get_options", "get_operation_options"):
+        pypto.__dict__[name] = _empty_options
+
+    frontend = _new_module("pypto.frontend", "pypto.frontend of the pypto-ast drop-in", package=True)
+    frontend.jit = jit
+    frontend.function = function
+    frontend.dynamic = lang_frontend.dynamic
+    frontend.DynamicDim = lang_frontend.DynamicDim
+    pypto.frontend = frontend
+
+    runtime = _new_module("pypto.runtime", "pypto.runtime of the pypto-ast drop-in")
+    runtime.RunMode = RunMode
+    # kernels run synchronously on the pypto-ast backends: nothing to set up, wait for or tear down
+    runtime._device_init = runtime._device_fini = runtime._device_synchronize = _noop
+    pypto.runtime = runtime
+    return {"pypto": pypto, "pypto.frontend": frontend, "pypto.runtime": runtime}
+
+
+# =============================================================================================
+# torch_npu and NPU devices
+# =============================================================================================
+def _real_torch_npu() -> bool:
+    """Whether the real torch_npu imports here (tried once, never with the stub in place)."""
+    if "torch_npu" in sys.modules and not getattr(sys.modules["torch_npu"], "__pypto_ast_dropin__", False):
+        return True
+    import importlib.util
+
+    try:
+        if importlib.util.find_spec("torch_npu") is None:
+            return False
+    except (ImportError, ValueError):
+        return False
+    try:
+        import torch_npu  # noqa: F401
+    except Exception:  # noqa: BLE001 - installed but unusable here (no CANN): stubbed
+        for name in [n for n in sys.modules if n == "torch_npu" or n.startswith("torch_npu.")]:
+            sys.modules.pop(name, None)
+        return False
+    return True
+
+
+class _Stream:
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def synchronize(self):
+        return None
+
+    def wait_stream(self, *args):
+        return None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _Event(_Stream):
+    def record(self, *args):
+        return None
+
+    def query(self):
+        return True
+
+    def elapsed_time(self, other):
+        return 0.0
+
+
+def _build_torch_npu() -> dict:
+    package = _new_module("torch_npu", "torch_npu stub of the pypto-ast drop-in (NPU devices are the CPU)",
+                          package=True, private=False)
+    npu = _new_module("torch_npu.npu", "torch.npu stub of the pypto-ast drop-in", package=True, private=False)
+    device = {"id": 0}
+
+    def set_device(dev):
+        index = getattr(dev, "index", dev)
+        if isinstance(index, str):
+            index = index.split(":", 1)[1] if ":" in index else 0
+        device["id"] = int(index or 0)
+
+    npu.set_device = set_device
+    npu.current_device = lambda: device["id"]
+    npu.device_count = lambda: 1
+    npu.is_available = lambda: True
+    npu.is_initialized = lambda: True
+    npu.init = _noop
+    npu.synchronize = _noop
+    npu.empty_cache = _noop
+    # NPU tensors are CPU tensors: their generator is the CPU's (seeded directly: torch.manual_seed
+    # itself calls the device module's manual_seed_all)
+    npu.manual_seed = _seed
+    npu.manual_seed_all = _seed
+    npu.seed = _noop
+    npu._is_in_bad_fork = lambda: False
+    npu.get_rng_state = lambda *a, **k: torch_cpu_rng("get")
+    npu.set_rng_state = lambda state, *a, **k: torch_cpu_rng("set", state)
+    npu.get_soc_version = lambda: 220
+    npu.get_device_name = lambda *a: "pypto-ast drop-in (CPU)"
+    npu.get_device_capability = lambda *a: None
+    npu.Stream = _Stream
+    npu.Event = _Event
+    npu.current_stream = lambda *a: _Stream()
+    npu.default_stream = lambda *a: _Stream()
+    npu.stream = lambda *a: contextlib.nullcontext()
+    npu.device = lambda *a: contextlib.nullcontext()
+    npu.is_current_stream_capturing = lambda: False
+    npu.config = types.SimpleNamespace(allow_internal_format=False)
+    npu.set_stream_limit = npu.set_device_limit = _noop
+    npu.memory_allocated = lambda *a: 0
+    npu.max_memory_allocated = lambda *a: 0
+    npu.reset_peak_memory_stats = _noop
+    package.npu = npu
+    package.__version__ = "0.0+pypto_ast_dropin"
+    return {"torch_npu": package, "torch_npu.npu": npu}
+
+
+def _seed(seed):
+    import torch
+
+    torch.default_generator.manual_seed(int(seed))
+
+
+def torch_cpu_rng(what: str, state=None):
+    import torch
+
+    if what == "get":
+        return torch.default_generator.get_state()
+    torch.default_generator.set_state(state)
+    return None
+
+
+_FACTORIES = (
+    "tensor", "as_tensor", "asarray", "empty", "empty_like", "empty_strided", "zeros", "zeros_like",
+    "ones", "ones_like", "full", "full_like", "rand", "rand_like", "randn", "randn_like", "randint",
+    "randint_like", "randperm", "arange", "range", "linspace", "logspace", "eye", "tril_indices",
+    "triu_indices", "scalar_tensor", "normal", "empty_permuted", "frombuffer",
+)
+_METHODS = ("to", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor")
+
+
+def _is_npu(device) -> bool:
+    if isinstance(device, str):
+        return device.startswith("npu")
+    if isinstance(device, int) and not isinstance(device, bool):
+        return True  # a bare index: the current accelerator's device, an NPU under torch_npu
+    return getattr(device, "type", None) == "npu"
+
+
+def _map_device(args, kwargs, positional: bool):
+    if "device" in kwargs and _is_npu(kwargs["device"]):
+        kwargs["device"] = "cpu"
+    if positional and args and _is_npu(args[0]):
+        args = ("cpu",) + tuple(args[1:])
+    return args, kwargs
+
+
+def _patch_torch_devices(torch) -> None:
+    """NPU devices are the CPU: the factories and ``Tensor.to``-like methods map the device."""
+    try:
+        if torch._C._get_privateuse1_backend_name() == "privateuseone":
+            torch.utils.rename_privateuse1_backend("npu")  # torch.device("npu:0") parses
+    except Exception:  # noqa: BLE001 - older torch: device strings still map
+        pass
+
+    def wrap(owner, name, positional):
+        original = getattr(owner, name, None)
+        if original is None or getattr(original, "__pypto_ast_dropin__", False):
+            return
+
+        @functools.wraps(original)
+        def mapped(*args, **kwargs):
+            if positional:  # a method: args[0] is self
+                rest, kwargs = _map_device(args[1:], kwargs, True)
+                return original(args[0], *rest, **kwargs)
+            args, kwargs = _map_device(args, kwargs, False)
+            return original(*args, **kwargs)
+
+        mapped.__pypto_ast_dropin__ = True
+        setattr(owner, name, mapped)
+        _state.patched.append((owner, name, original))
+
+    for name in _FACTORIES:
+        wrap(torch, name, False)
+    for name in _METHODS:
+        wrap(torch.Tensor, name, True)
+    if not hasattr(torch.Tensor, "npu"):
+        def npu(self, *args, **kwargs):
+            return self
+
+        torch.Tensor.npu = npu
+        _state.patched.append((torch.Tensor, "npu", None))
+    if not hasattr(torch.Tensor, "is_npu"):
+        torch.Tensor.is_npu = property(lambda self: False)
+        _state.patched.append((torch.Tensor, "is_npu", None))
+
+
+# =============================================================================================
+# the finder
+# =============================================================================================
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves ``pypto``, ``pypto.*`` and (stubbed) ``torch_npu`` from the drop-in's modules."""
+
+    modules: dict = {}
+
+    @classmethod
+    def _serves(cls, fullname: str) -> bool:
+        if fullname == "pypto" or fullname.startswith("pypto."):
+            return True
+        return _state.torch_npu_stub and (fullname == "torch_npu" or fullname.startswith("torch_npu."))
+
+    @classmethod
+    def find_spec(cls, fullname, path=None, target=None):
+        if not _state.installed or not cls._serves(fullname):
+            return None
+        return importlib.machinery.ModuleSpec(fullname, cls, is_package=True)
+
+    @classmethod
+    def create_module(cls, spec):
+        name = spec.name
+        module = cls.modules.get(name)
+        if module is None:  # a submodule the drop-in does not model: every name is unsupported
+            module = _new_module(name, f"{name}: not modelled by the pypto-ast drop-in", package=True)
+            cls.modules[name] = module
+        return module
+
+    @classmethod
+    def exec_module(cls, module):
+        return None
+
+    @classmethod
+    def find_module(cls, fullname, path=None):  # pragma: no cover - old import protocol
+        return cls if cls.find_spec(fullname) else None
+
+
+def _served_names(name: str) -> bool:
+    return name == "pypto" or name.startswith("pypto.") or name == "torch_npu" or name.startswith("torch_npu.")
+
+
+def install(backend: str = "interp", *, npu_devices: bool = True) -> None:
+    """From now on ``import pypto`` (and its submodules) is the drop-in, its kernels running on
+    ``backend``; a stub ``torch_npu`` (and ``torch.npu``) is served when the real one cannot be
+    imported, with NPU devices mapped to the CPU unless ``npu_devices`` is false.  Calling it again
+    switches the backend."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)})")
+    _state.backend = backend
+    if _state.installed:
+        return
+    _state.saved = {n: m for n, m in sys.modules.items() if _served_names(n)}
+    for name in list(_state.saved):
+        if name.startswith("pypto"):
+            del sys.modules[name]
+    modules = _build_modules()
+    stub = not _real_torch_npu()
+    _state.torch_npu_stub = stub
+    if stub:
+        modules.update(_build_torch_npu())
+        for name in [n for n in sys.modules if n == "torch_npu" or n.startswith("torch_npu.")]:
+            del sys.modules[name]
+    _Finder.modules = dict(modules)
+    sys.modules.update(modules)
+    sys.meta_path.insert(0, _Finder)
+    _state.installed = True
+    if stub:
+        try:
+            import torch
+        except ImportError:
+            torch = None
+        if torch is not None:
+            torch.npu = modules["torch_npu.npu"]
+            sys.modules["torch.npu"] = modules["torch_npu.npu"]
+            if npu_devices:
+                _patch_torch_devices(torch)
+
+
+def uninstall() -> None:
+    """Undo ``install()``: the modules it served leave ``sys.modules`` (what was there returns),
+    ``torch.npu`` and the device mapping go.  torch's device name ``npu`` (its PrivateUse1
+    backend, renamed so that ``torch.device("npu:0")`` parses) cannot be renamed back."""
+    if not _state.installed:
+        return
+    with contextlib.suppress(ValueError):
+        sys.meta_path.remove(_Finder)
+    for name in [n for n in sys.modules if _served_names(n)]:
+        if getattr(sys.modules[name], "__pypto_ast_dropin__", False):
+            del sys.modules[name]
+    sys.modules.update(_state.saved)
+    if _state.torch_npu_stub and "torch" in sys.modules:
+        torch = sys.modules["torch"]
+        if getattr(getattr(torch, "npu", None), "__pypto_ast_dropin__", False):
+            del torch.npu
+        sys.modules.pop("torch.npu", None)
+        for owner, name, original in reversed(_state.patched):
+            if original is None:
+                with contextlib.suppress(AttributeError):
+                    delattr(owner, name)
+            else:
+                setattr(owner, name, original)
+        _state.patched.clear()
+    _Finder.modules = {}
+    _state.installed = False
+    _state.torch_npu_stub = False
+
+
+def backend() -> str:
+    return _state.backend
+
+
+def installed() -> bool:
+    return _state.installed
+
+
+# =============================================================================================
+# python -m pypto_ast.dropin
+# =============================================================================================
+def run_script(path: str, argv: list, backend: str = "interp") -> None:
+    """Run ``path`` as ``__main__`` with ``sys.argv = [path, *argv]`` under ``install(backend)``."""
+    import runpy
+
+    install(backend)
+    sys.argv = [path] + list(argv)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    runpy.run_path(path, run_name="__main__")
+
+
+def main(argv: Optional[list] = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m pypto_ast.dropin",
+        description="Run a script written for the official pypto with pypto-ast serving `import pypto`.")
+    parser.add_argument("--backend", choices=("interp", "host"), default=os.environ.get("PYPTO_AST_BACKEND", "interp"),
+                        help="where kernels run (default: interp, or $PYPTO_AST_BACKEND)")
+    parser.add_argument("script", help="the Python script to run as __main__")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
+    options_ = parser.parse_args(argv)
+    if not os.path.isfile(options_.script):
+        parser.error(f"no such file: {options_.script}")
+    try:
+        run_script(options_.script, options_.args, options_.backend)
+    except DropinError as exc:
+        print(f"{type(exc).__module__}.{type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        print(code, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    # the canonical module, not this __main__ copy, holds the state and the error classes
+    from pypto_ast.dropin import main as _main
+
+    sys.exit(_main())
