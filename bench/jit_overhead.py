@@ -9,7 +9,8 @@ Every figure comes from fresh ``python`` subprocesses (medians; min-max in brack
                  packing and ``pypto_run``; per-call mean of a batch of --calls calls
   bare ctypes    ``pypto_run`` of the *same* library called through ctypes with the argument
                  arrays prepared once: the floor a warm call cannot go under
-  added          warm call - bare ctypes (goal: <= 20 us)
+  added          warm call - bare ctypes (goal: <= 20 us), per interleaved pair of batches; also
+                 fastest warm batch - fastest bare batch
   cold           the first call with an empty cache directory: lint, lower, emit, compile (the
                  host runtime's prebuilt objects copied in, as after any earlier build with
                  this compiler; --no-empty skips the run that builds them too), load, run
@@ -159,7 +160,7 @@ def main() -> None:
         kernel = work / "tiny_kernel.py"
         kernel.write_text(textwrap.dedent(KERNEL).lstrip())
         base = {k: v for k, v in os.environ.items() if not k.startswith("PYPTO_AST_")}
-        print(f"CPU: {cpu()}; Python {platform.python_version()}, torch {torch.__version__}")
+        print(f"CPU: {cpu()}; load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}; Python {platform.python_version()}, torch {torch.__version__}")
         print(f"kernel: 8x8 fp32 add (host backend); PYTHONDONTWRITEBYTECODE="
               f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}")
 
@@ -197,6 +198,8 @@ def main() -> None:
         print(f"warm call           {med(warm['warm_us'])} us")
         print(f"bare ctypes         {med(warm['bare_us'])} us  (pypto_run of the same library)")
         print(f"added               {med(warm['added_us'])} us  (goal <= 20 us)")
+        print(f"  best batches      {min(warm['warm_us']) - min(warm['bare_us']):.1f} us  "
+              "(fastest warm batch - fastest bare batch: less sensitive to other load on the machine)")
         print(f"cold, runtime built {results['cold'][0]:.2f} s first call  ({results['cold'][1]:.2f} s process)")
         if "cold_empty" in results:
             print(f"cold, empty cache   {results['cold_empty'][0]:.2f} s first call  "

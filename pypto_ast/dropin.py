@@ -192,7 +192,9 @@ def _kernel_class():
             if backend not in self._jits:
                 from .jit import JitKernel
 
-                self._jits[backend] = JitKernel(self.func, {**self.options, "backend": backend})
+                # pypto runs kernels whatever pypto-lint says of them (a ``print`` in a loop, say),
+                # so the drop-in does too
+                self._jits[backend] = JitKernel(self.func, {**self.options, "backend": backend, "lint": False})
             return self._jits[backend]
 
         def __call__(self, *args, **kwargs):
@@ -200,7 +202,6 @@ def _kernel_class():
             from .pipeline import KernelErrors, PipelineError
 
             jit = self._jit(_state.backend)
-            _skip_lint(jit)
             try:
                 jit(*args, **kwargs)
             except KernelErrors as exc:
@@ -223,14 +224,6 @@ def _kernel_class():
             return f"<pypto kernel {self.func.__qualname__} on pypto-ast {_state.backend}>"
 
     return DropinKernel
-
-
-def _skip_lint(jit) -> None:
-    """pypto runs kernels whatever pypto-lint says of them (a ``print`` in a loop, say), so the
-    drop-in does too: JitKernel lints a kernel's file once per version of it; mark it done."""
-    stamp = getattr(jit, "_current_stamp", None)
-    if stamp is not None and hasattr(jit, "_linted"):
-        jit._linted = stamp()
 
 
 def _located_span(func, exc) -> str:

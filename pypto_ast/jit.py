@@ -380,6 +380,10 @@ class JitKernel(Kernel):
         def progress(line: str) -> None:
             if line.startswith(("compiling", "building")):
                 self.cache_stats["compiles"] += 1
+            elif line.startswith("warning: "):  # a damaged cache entry: rebuilt, and said so
+                from .emit.build import DamagedCacheWarning
+
+                warnings.warn(line[len("warning: "):], DamagedCacheWarning, stacklevel=5)
             logger.debug("%s: %s", self.func.__qualname__, line)
 
         self.cache_stats["builds"] += 1
