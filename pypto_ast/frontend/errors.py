@@ -48,6 +48,10 @@ The kernel body uses a statement pypto's frontend does not accept in a parsed bo
 hold (`return`/`break` inside `pypto.loop`: a loop body always runs to its end), or calls a jit
 kernel from a kernel.
 
+`pypto-lint` also reports PTO100, at the expression, for code nested too deeply for it to analyse
+(an `a + a + ... + a` chain or a nesting tens of thousands of levels deep); nothing else in that
+file is checked. Nesting deeper than CPython itself parses is PTO000.
+
 ## Example
 ```python
 @pypto.frontend.jit
@@ -60,7 +64,8 @@ def k(x: pypto.Tensor((64, 64), pypto.DT_FP32), y: pypto.Tensor((64, 64), pypto.
 ## Fix
 Use `pypto.loop` for loops the device runs and a Python `for` over a build-time range for loops
 that unroll; move host logic out of the kernel; call helpers decorated with
-`@pypto.frontend.function` instead of other jit kernels.
+`@pypto.frontend.function` instead of other jit kernels. Split an expression nested too deeply into
+named partial results.
 """),
     _code("PTO101", "unknown-name", "a name pypto does not have, or a name bound nowhere", """
 ## What it means

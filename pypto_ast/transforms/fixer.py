@@ -56,6 +56,8 @@ def proven(result: FileResult) -> FileResult:
     """``result`` with every safe fix that lowering cannot prove safe marked unsafe."""
     if result.text is None or not any(d.fix_applies(False) for d in result.diagnostics):
         return result
+    if not deep.in_worker():  # lowering recurses as deep as the file nests
+        return deep.call(proven, result)
     from ..analysis.registry import BY_CODE
 
     meaning = {code: rule.fix_meaning for code, rule in BY_CODE.items()}

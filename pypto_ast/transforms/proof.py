@@ -27,31 +27,71 @@ from ..source import SourceError, SourceFile, apply_edits
 
 
 def demote_unproven(text: str, path: str, diagnostics, fix_meaning: dict) -> tuple:
-    """``diagnostics`` with every SAFE fix that cannot be proven turned UNSAFE (its title says why)."""
-    out = []
-    before = None
-    for diag in diagnostics:
-        fix = diag.fix
-        if fix is None or fix.applicability is not Applicability.SAFE:
-            out.append(diag)
-            continue
-        if before is None:
-            before = _meaning(text, path, "same")
-        why = _unproven(text, path, diag, fix_meaning.get(diag.code, "same"), before)
-        if why is None:
-            out.append(diag)
+    """``diagnostics`` with every SAFE fix that cannot be proven turned UNSAFE (its title says why).
+
+    The file is lowered once per meaning mode before the fixes, and the fixes of one mode are
+    first proven together (all of them applied at once, as ``--fix`` applies a pass): when the file
+    means the same after all of them, each one is proven by one more lowering.  Only when the
+    combination does not prove is every fix of that mode lowered on its own -- so K loop(1)
+    merges in one kernel cost two lowerings of the file, not 2K."""
+    out = list(diagnostics)
+    safe = [i for i, d in enumerate(out) if d.fix is not None and d.fix.applicability is Applicability.SAFE]
+    if not safe:
+        return tuple(out)
+    raises = _raises_ranges(text)
+    befores: dict = {}
+
+    def before(allow: str):
+        if allow not in befores:
+            befores[allow] = _meaning(text, path, allow)
+        return befores[allow]
+
+    by_mode: dict = {}
+    for i in safe:
+        if any(lo <= out[i].span.start.line <= hi for lo, hi in raises):
+            out[i] = _demote(out[i], "not proven safe: the kernel is tested under pytest.raises, the error may be intended")
         else:
-            unsafe = dataclasses.replace(fix, applicability=Applicability.UNSAFE, title=f"{fix.title} ({why})")
-            out.append(dataclasses.replace(diag, fix=unsafe))
+            by_mode.setdefault(fix_meaning.get(out[i].code, "same"), []).append(i)
+    for allow, group in by_mode.items():
+        together = _disjoint(out, group)
+        proven: set = set()
+        if len(together) > 1:
+            edits = [edit for i in together for edit in out[i].fix.edits]
+            if _differs(before(allow), _meaning(apply_edits(text, edits), path, allow)) is None:
+                proven = set(together)
+        for i in group:
+            if i not in proven:
+                why = _unproven(text, path, out[i], allow, before(allow))
+                if why is not None:
+                    out[i] = _demote(out[i], why)
     return tuple(out)
 
 
-def _unproven(text: str, path: str, diag: Diagnostic, allow: str, before_same) -> Optional[str]:
-    if _under_pytest_raises(text, diag.span.start.line):
-        return "not proven safe: the kernel is tested under pytest.raises, the error may be intended"
+def _demote(diag: Diagnostic, why: str) -> Diagnostic:
+    fix = diag.fix
+    unsafe = dataclasses.replace(fix, applicability=Applicability.UNSAFE, title=f"{fix.title} ({why})")
+    return dataclasses.replace(diag, fix=unsafe)
+
+
+def _disjoint(diagnostics: list, indices: list) -> list:
+    """The indices, in order, whose edits overlap none taken before them (as the fixer chooses)."""
+    chosen, taken = [], []
+    for i in indices:
+        ranges = [(e.start, e.end) for e in diagnostics[i].fix.edits]
+        if any(a < te and ta < b or a == ta for a, b in ranges for ta, te in taken):
+            continue
+        chosen.append(i)
+        taken.extend(ranges)
+    return chosen
+
+
+def _unproven(text: str, path: str, diag: Diagnostic, allow: str, before) -> Optional[str]:
+    """Why the one fix of ``diag`` is not proven (None: it is); ``before``: the file's meaning."""
     after_text = apply_edits(text, list(diag.fix.edits))
-    before = before_same if allow == "same" else _meaning(text, path, allow)
-    after = _meaning(after_text, path, allow)
+    return _differs(before, _meaning(after_text, path, allow))
+
+
+def _differs(before, after) -> Optional[str]:
     if before is None or after is None:
         return "not proven safe: the file does not parse after the fix"
     if before.keys() != after.keys():
@@ -173,16 +213,21 @@ def _shape(tensor):
 
 
 # -- negative tests -----------------------------------------------------------------------------
-def _under_pytest_raises(text: str, line: int) -> bool:
-    """Whether the function (at any depth) around ``line`` uses ``pytest.raises``."""
+def _raises_ranges(text: str) -> list:
+    """The (first, last) lines of every function (at any depth) that uses ``pytest.raises``."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return False
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    ranges = []
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                node.lineno <= line <= (node.end_lineno or node.lineno):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if any(isinstance(n, ast.Attribute) and n.attr == "raises" and isinstance(n.value, ast.Name)
                    and n.value.id == "pytest" for n in ast.walk(node)):
-                return True
-    return False
+                ranges.append((node.lineno, node.end_lineno or node.lineno))
+    return ranges
+
+
+def _under_pytest_raises(text: str, line: int) -> bool:
+    """Whether the function (at any depth) around ``line`` uses ``pytest.raises``."""
+    return any(lo <= line <= hi for lo, hi in _raises_ranges(text))
