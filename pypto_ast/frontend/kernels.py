@@ -289,22 +289,15 @@ def _first_call(scope, target: ast.FunctionDef, func: ast.AST, need_tensor: bool
 
     ev = Evaluator(scope, on_kernel_call=hook)
     if isinstance(func, ast.If):  # the __main__ block: module names, on a copy
-        ev.frames.append(Frame(None, "host", scope, scope.source, env=dict(scope.env)))
-        try:
-            ev.exec_block(func.body)
-        except _Stop:
-            pass
-        except RecursionError:
-            raise
-        except Exception:  # noqa: BLE001
-            pass
-        return result.get("given")
-    host = HostContext(scope)
-    owner_frame = None
-    owners = [o for o in _owners_of(scope.source.tree, func) if isinstance(o, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    if owners:
-        owner_frame = host.env_at(KernelDef("", "host", func, tuple(owners), func.lineno))
-    frame = Frame(func, "host", scope, scope.source, env=host.parameters(func), closure=owner_frame)
+        frame = Frame(None, "host", scope, scope.source, env=dict(scope.env))
+    else:
+        host = HostContext(scope)
+        owner_frame = None
+        owners = [o for o in _owners_of(scope.source.tree, func)
+                  if isinstance(o, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if owners:
+            owner_frame = host.env_at(KernelDef("", "host", func, tuple(owners), func.lineno))
+        frame = Frame(func, "host", scope, scope.source, env=host.parameters(func), closure=owner_frame)
     ev.frames.append(frame)
     try:
         ev.exec_block(func.body)
