@@ -11,6 +11,12 @@ about 2 when the size doubles).  No assertion on time is made anywhere (tests/an
 test_hostile_input.py checks the same inputs for results only).  ``--cli`` times the whole
 ``pypto-lint`` process on the case written to a file instead (start-up, the proofs of the safe
 fixes it counts as fixable, rendering), CPU of the child process.
+
+In-process cases also print two floors measured on the same text in the same child: CPython's
+``ast.parse`` (nothing that reads the tree can be cheaper) and pyflakes (``pip install pyflakes``,
+a pure-Python linter), each with the lint's multiple of it.  A 1 MB line of statements is 35,000
+statements to analyse, and ``ast.parse`` alone takes over a second on it: the goal there is a
+small constant multiple of the parse, linear in the size.
 """
 
 from __future__ import annotations
@@ -219,7 +225,43 @@ def run_one(family: str, n: int, render: bool) -> dict:
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     codes = Counter(d.code for d in result.diagnostics)
     bug = result.failure is not None or any(d.severity is Severity.BUG for d in result.diagnostics)
-    return {"seconds": cpu, "wall": seconds, "codes": dict(sorted(codes.items())), "crash": bug, "bytes": len(text)}
+    return {"seconds": cpu, "wall": seconds, "codes": dict(sorted(codes.items())), "crash": bug, "bytes": len(text),
+            **floors(text)}
+
+
+def floors(text: str) -> dict:
+    """CPU seconds of the floors on the same text: CPython's ``ast.parse`` (no linter can be
+    cheaper) and pyflakes (a pure-Python linter: one parse and one walk), when installed. Both
+    run with the cyclic collector paused, as the linter does."""
+    import ast
+    import gc
+    import io
+
+    out: dict = {}
+    gc.disable()
+    try:
+        cpu = time.process_time()
+        try:
+            ast.parse(text)
+            out["parse"] = time.process_time() - cpu
+        except (SyntaxError, RecursionError, MemoryError, ValueError):
+            out["parse"] = None  # beyond CPython's parser: the linter reports PTO000
+        try:
+            from pyflakes.api import check
+            from pyflakes.reporter import Reporter
+        except ImportError:
+            return out
+        cpu = time.process_time()
+        sink = io.StringIO()
+        try:
+            check(text, "case.py", Reporter(sink, sink))
+            out["pyflakes"] = time.process_time() - cpu
+        except RecursionError:
+            out["pyflakes"] = None
+    finally:
+        gc.enable()
+        gc.collect(0)
+    return out
 
 
 def main() -> None:
@@ -257,8 +299,10 @@ def main() -> None:
             times.append(out["seconds"])
             codes = " ".join(f"{c}x{k}" for c, k in out["codes"].items()) or "-"
             crash = "  CRASH(PTO999)" if out["crash"] else ""
+            floor = "".join(f"  {name} {out[name]:.3f} s ({out['seconds'] / out[name]:.1f}x)"
+                            for name in ("parse", "pyflakes") if out.get(name))
             print(f"{family:12s} n={n:<9d} {out['seconds']:8.3f} s CPU ({out['wall']:7.3f} wall)  {out['bytes']:>9d} B  "
-                  f"{codes}{crash}", flush=True)
+                  f"{codes}{crash}{floor}", flush=True)
         for (n0, t0), (n1, t1) in zip(zip(sizes, times), list(zip(sizes, times))[1:]):
             if t0 and t1 and family not in ("huge_unroll",):
                 print(f"{'':12s} t({n1})/t({n0}) = {t1 / t0:5.2f}  (size ratio {n1 / n0:.2f})", flush=True)

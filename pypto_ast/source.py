@@ -231,3 +231,15 @@ def apply_edits(text: str, edits: Sequence[Edit]) -> str:
         tail = min(a, b)
     pieces.append(text[:tail])
     return "".join(reversed(pieces))
+
+
+def child_statements(node):
+    """The statements directly in ``node``'s blocks (bodies, else/finally blocks, except and case
+    bodies). Walks that look for statements (kernels, returns) use it to leave expressions out: a
+    1 MB expression then costs them nothing."""
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(node, name, None)
+        if isinstance(block, list):
+            yield from block
+    for holder in getattr(node, "handlers", ()) or getattr(node, "cases", ()):
+        yield from holder.body

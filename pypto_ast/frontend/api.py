@@ -6,6 +6,7 @@ Op families and decorators here; every public name pypto has (both versions) is 
 from __future__ import annotations
 
 import difflib
+import functools
 
 from . import surface
 from .values import DType
@@ -99,9 +100,19 @@ def known(qualname: str) -> bool:
     return len(parts) > 2 and ".".join(parts[:2]) in surface.NAMES and surface.NAMES[".".join(parts[:2])][0] == "native"
 
 
+@functools.lru_cache(maxsize=1)
+def _children() -> dict:
+    """parent qualname -> the last parts of the names directly under it (built once)."""
+    children: dict = {}
+    for name in surface.NAMES:
+        parent, _, last = name.rpartition(".")
+        children.setdefault(parent, []).append(last)
+    return children
+
+
 def suggestions(qualname: str, limit: int = 3) -> list:
     """Close pypto names for a "did you mean" (same parent, then anywhere)."""
     parent, _, last = qualname.rpartition(".")
-    siblings = [n.rpartition(".")[2] for n in surface.NAMES if n.rpartition(".")[0] == parent]
+    siblings = _children().get(parent, ())
     close = difflib.get_close_matches(last, siblings, n=limit, cutoff=0.6)
     return [f"{parent}.{c}" for c in close]

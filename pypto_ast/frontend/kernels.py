@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .. import ir
+from ..source import child_statements
 from . import api, livevalues
 from .builder import Builder
 from .errors import FrontendError
@@ -65,7 +66,7 @@ def discover(scope: ModuleScope) -> list:
     found: list = []
 
     def visit(node, owners):
-        for child in ast.iter_child_nodes(node):
+        for child in child_statements(node):  # kernels are statements: expressions are not walked
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 kind = scope.decorator_kind(child) if child.decorator_list else None
                 if kind is not None:
@@ -410,7 +411,7 @@ class KernelReader:
         else:
             frame, params, param_nodes = self._function_params(ev, closure, given, builder)
         has_return = kdef.kind != "legacy" and any(
-            isinstance(n, ast.Return) and n.value is not None for n in _walk_function_body(kdef.node))
+            isinstance(n, ast.Return) and n.value is not None for n in _function_statements(kdef.node))
         root = LoopFact(None, "implicit", function=kdef.owner if kdef.kind == "legacy" else kdef.node, is_loop1=True,
                         trip=1)
         kernel = Kernel(self._program_name() if kdef.kind != "legacy" else _legacy_label(kdef), kdef.node,
@@ -616,15 +617,14 @@ def _legacy_label(kdef: KernelDef) -> str:
     return kdef.name.rsplit(".", 1)[-1]
 
 
-def _walk_function_body(func):
-    """Nodes of ``func`` without descending into nested functions/classes/lambdas."""
+def _function_statements(func):
+    """The statements of ``func`` at any depth, without entering nested functions or classes."""
     stack = list(getattr(func, "body", []))
     while stack:
         node = stack.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.append(child)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stack.extend(child_statements(node))
 
 
 __all__ = ["Given", "KernelDef", "KernelReader", "call_sites", "choose", "discover", "given_from_call",

@@ -11,10 +11,12 @@ import form, ``math`` to its constants, the user's own modules found on disk bes
 from __future__ import annotations
 
 import ast
+import bisect
 import os
 from typing import Any, Optional
 
 from . import api
+from ..source import child_statements
 from .evaluator import Evaluator, Frame
 from .values import UNKNOWN, ApiRef, FuncRef, LazyImport, Marker, UserModule
 
@@ -203,45 +205,97 @@ class ModuleScope:
         """Whether host code sets a tile shape: a ``set_*_tile_shapes`` call at module level or in a
         function no kernel calls. It configures pypto's global scope, which kernels traced
         afterwards inherit, so their initial tile shapes are unknown here (not "never set")."""
-        setters = {"pypto.set_vec_tile_shapes", "pypto.set_cube_tile_shapes"}
-        owners: list = []
-        from_kernels: set = set()
-        calls: dict = {}
-
-        def visit(node, owner, in_kernel):
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    kernel = in_kernel or self.decorator_kind(child) is not None
-                    visit(child, None if kernel else child, kernel)
-                    continue
-                inner = in_kernel
-                if isinstance(child, ast.With) and any(
-                    isinstance(i.context_expr, ast.Call)
-                    and getattr(self.evaluate(i.context_expr.func), "qualname", None) == api.LEGACY_FUNCTION
-                    for i in child.items
-                ):
-                    inner = True
-                if isinstance(child, ast.Call):
-                    func = self.evaluate(child.func) if _may_be_setter(child.func) else None
-                    if not in_kernel and isinstance(func, ApiRef) and func.qualname in setters:
-                        owners.append(owner)
-                    if isinstance(child.func, ast.Name):
-                        if in_kernel:
-                            from_kernels.add(child.func.id)
-                        elif owner is not None:
-                            calls.setdefault(owner.name, set()).add(child.func.id)
-                visit(child, owner, inner)
-
-        visit(self.source.tree, None, False)
+        if "_tile_shapes" not in self.source.text:  # a setter is only ever called by that name
+            return False
+        owners = self._setter_owners()
         if not owners:
             return False
-        reached, frontier = set(), set(from_kernels)
+        if any(owner is None for owner in owners):
+            return True
+        reached = self._reached_from_kernels()
+        return any(owner.name not in reached for owner in owners)
+
+    def _is_legacy_with(self, node) -> bool:
+        return isinstance(node, ast.With) and any(
+            isinstance(i.context_expr, ast.Call)
+            and getattr(self.evaluate(i.context_expr.func), "qualname", None) == api.LEGACY_FUNCTION
+            for i in node.items)
+
+    def _setter_owners(self) -> list:
+        """The host function (None: module level) of every tile-shape setter call outside kernels;
+        only the statements on a line that names a setter are walked."""
+        setters = {"pypto.set_vec_tile_shapes", "pypto.set_cube_tile_shapes"}
+        marked = [n for n, line in enumerate(self.source.lines, 1) if "_tile_shapes" in line]
+        owners: list = []
+
+        def mentions_setter(stmt) -> bool:
+            i = bisect.bisect_left(marked, stmt.lineno)
+            return i < len(marked) and marked[i] <= (stmt.end_lineno or stmt.lineno)
+
+        def visit(node, owner):
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt) and not mentions_setter(child):
+                    continue
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    if self.decorator_kind(child) is None:  # a kernel's own setters are its business
+                        visit(child, child)
+                    continue
+                if self._is_legacy_with(child):
+                    continue
+                if isinstance(child, ast.Call) and _may_be_setter(child.func):
+                    func = self.evaluate(child.func)
+                    if isinstance(func, ApiRef) and func.qualname in setters:
+                        owners.append(owner)
+                visit(child, owner)
+
+        visit(self.source.tree, None)
+        return owners
+
+    def _reached_from_kernels(self) -> set:
+        """Names of the functions kernels call, directly or through host functions (by name)."""
+        kernels: list = []
+        host: dict = {}  # name -> the non-kernel functions of that name
+
+        def scan(node):
+            for child in child_statements(node):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    if self.decorator_kind(child) is not None:
+                        kernels.append(child)
+                        continue
+                    host.setdefault(child.name, []).append(child)
+                elif self._is_legacy_with(child):
+                    kernels.append(child)
+                    continue
+                scan(child)
+
+        def called(node, whole: bool) -> set:
+            """Bare names called in ``node``; a host function's nested functions and kernels are
+            their own callers (``whole`` False), a kernel's are the kernel's."""
+            names, todo = set(), [node]
+            while todo:
+                current = todo.pop()
+                for child in ast.iter_child_nodes(current):
+                    if not whole and (isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                      or self._is_legacy_with(child)):
+                        continue
+                    if isinstance(child, ast.Call) and isinstance(child.func, ast.Name):
+                        names.add(child.func.id)
+                    todo.append(child)
+            return names
+
+        scan(self.source.tree)
+        frontier: set = set()
+        for kernel in kernels:
+            frontier |= called(kernel, True)
+        reached: set = set()
         while frontier:
             name = frontier.pop()
-            if name not in reached:
-                reached.add(name)
-                frontier |= calls.get(name, set())
-        return any(owner is None or owner.name not in reached for owner in owners)
+            if name in reached:
+                continue
+            reached.add(name)
+            for func in host.get(name, ()):
+                frontier |= called(func, False)
+        return reached
 
 
 class LazyModule(UserModule):

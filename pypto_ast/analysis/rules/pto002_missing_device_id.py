@@ -93,6 +93,8 @@ class MissingDeviceId(Rule):
     ]
 
     def check(self, ctx: LintContext):
+        if not any(kernel.kind == "legacy" for kernel in ctx.model.kernels):
+            return  # only legacy launches can miss the device (and the host walk is not free)
         host = _HostIndex(ctx)
         if not host.npu:
             return
@@ -144,9 +146,16 @@ class _HostIndex:
             self._walk(child, inner)
 
     def _call(self, call: ast.Call, owner):
-        # a callee of a chain ``x.f().f()...`` holds every call inside it: evaluating each would be
-        # quadratic in the chain, and a set_device callee is a short expression anyway
-        target = self.scope.evaluate_static(call.func) if _small(call.func) else None
+        # only a callee spelled ``....set_device`` or a bare imported name can be torch's
+        # set_device; evaluating every callee would cost more than the rest of the lint, and a
+        # chain ``x.f().f()...`` holds every call inside it (quadratic): such a callee is not short
+        func = call.func
+        if isinstance(func, ast.Name):
+            target = self.scope.lookup(func.id)
+        elif isinstance(func, ast.Attribute) and func.attr == "set_device" and _small(func):
+            target = self.scope.evaluate_static(func)
+        else:
+            target = None
         if isinstance(target, ApiRef) and target.qualname in SET_DEVICE:
             self.set_device_lines.setdefault(owner, []).append(call.lineno)
         if isinstance(call.func, ast.Name) and call.func.id in self.functions:

@@ -161,16 +161,16 @@ class ReadBeforeWrite(Rule):
 
     def check(self, ctx: LintContext):
         seen: set = set()
-        parents = None
         for kernel in ctx.model.kernels:
+            parents = None
             reported: set = set()
             accesses = sorted(kernel.accesses, key=lambda a: a.order)
             branches = {id(b.node) for b in kernel.branches if b.symbolic}
             for read in accesses:
                 if read.write or read.tensor.ident in reported:
                     continue
-                if parents is None:
-                    parents = {id(c): p for p in ast.walk(ctx.source.tree) for c in ast.iter_child_nodes(p)}
+                if parents is None:  # the kernel's own nodes: _guarded never climbs out of it
+                    parents = {id(c): p for p in ast.walk(kernel.node) for c in ast.iter_child_nodes(p)}
                 if _has_producer(accesses, read, branches, parents):
                     continue
                 reported.add(read.tensor.ident)
