@@ -75,3 +75,40 @@ def run_child(path: Path, kernel: str, *, cache: Path, env: dict | None = None, 
                           env=child_env, timeout=timeout, cwd=str(path.parent))
     assert proc.returncode == 0, proc.stderr[-4000:]
     return dict(json.loads(proc.stdout.strip().splitlines()[-1]), stderr=proc.stderr)
+
+
+# a kernel whose body creates more tile operations than pypto's subgraph budget: PTO013, a lint
+# warning (not an error), in the kernel's own lines; BACKEND is filled in by the test
+MANY_TILES = '''
+import pypto
+import pypto_ast
+
+F32 = pypto.DT_FP32
+
+
+@pypto_ast.jit(backend="BACKEND")
+def many_tiles(x: pypto.Tensor((256, 512), F32), y: pypto.Tensor((256, 512), F32)):
+    pypto.set_vec_tile_shapes(8, 8)
+    a = x * 2.0
+    b = a + x
+    c = b * a
+    d = c - b
+    e = d * 0.5
+    f = e + c
+    g = f * d
+    h = g + 1.0
+    y[:] = h * e
+'''
+
+
+def many_tiles_expected(x):
+    """What ``many_tiles`` writes into ``y``, in torch."""
+    a = x * 2.0
+    b = a + x
+    c = b * a
+    d = c - b
+    e = d * 0.5
+    f = e + c
+    g = f * d
+    h = g + 1.0
+    return h * e

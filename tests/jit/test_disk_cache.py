@@ -18,7 +18,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from jit_support import CHILD, needs_cxx, run_child, write  # noqa: E402
+from jit_support import CHILD, MANY_TILES, many_tiles_expected, needs_cxx, run_child, write  # noqa: E402
 
 from pypto_ast.emit import build  # noqa: E402
 
@@ -200,41 +200,11 @@ def test_eight_processes_compile_one_kernel_at_once(kernel_file, tmp_path):
 
 def test_the_index_serves_another_kernel_object_in_process(module, fresh_cache):
     # PTO013 (a lint warning) in the kernel's lines: warned by the first call, replayed from the index
-    mod = module('''
-    import pypto
-    import pypto_ast
-
-    F32 = pypto.DT_FP32
-
-
-    @pypto_ast.jit(backend="host")
-    def many_tiles(x: pypto.Tensor((256, 512), F32), y: pypto.Tensor((256, 512), F32)):
-        pypto.set_vec_tile_shapes(8, 8)
-        a = x * 2.0
-        b = a + x
-        c = b * a
-        d = c - b
-        e = d * 0.5
-        f = e + c
-        g = f * d
-        h = g + 1.0
-        y[:] = h * e
-    ''', "tiles.py")
+    mod = module(MANY_TILES.replace("BACKEND", "host"), "tiles.py")
     import pypto_ast
 
     x = torch.randn(256, 512)
-    def expected(x):
-        a = x * 2.0
-        b = a + x
-        c = b * a
-        d = c - b
-        e = d * 0.5
-        f = e + c
-        g = f * d
-        h = g + 1.0
-        return h * e
-
-    want = expected(x)
+    want = many_tiles_expected(x)
     y = torch.zeros(256, 512)
     with pytest.warns(pypto_ast.KernelWarning, match="PTO013"):
         mod.many_tiles(x, y)

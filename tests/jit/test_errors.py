@@ -12,7 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from jit_support import BACKENDS  # noqa: E402
+from jit_support import BACKENDS, MANY_TILES  # noqa: E402
 
 import pypto_ast  # noqa: E402
 from pypto_ast import knobs  # noqa: E402
@@ -167,26 +167,7 @@ def test_front_end_errors_are_kernel_errors(module, tmp_path, monkeypatch):
 
 def test_lint_warnings_are_warned_once(module):
     # PTO013 (a warning): the body creates more tile operations than the subgraph budget
-    mod = module('''
-    import pypto
-    import pypto_ast
-
-    F32 = pypto.DT_FP32
-
-
-    @pypto_ast.jit(backend="interp")
-    def many_tiles(x: pypto.Tensor((256, 512), F32), y: pypto.Tensor((256, 512), F32)):
-        pypto.set_vec_tile_shapes(8, 8)
-        a = x * 2.0
-        b = a + x
-        c = b * a
-        d = c - b
-        e = d * 0.5
-        f = e + c
-        g = f * d
-        h = g + 1.0
-        y[:] = h * e
-    ''', "tiles.py")
+    mod = module(MANY_TILES.replace("BACKEND", "interp"), "tiles.py")
     x, y = torch.randn(256, 512), torch.zeros(256, 512)
     with pytest.warns(pypto_ast.KernelWarning, match="PTO013"):
         mod.many_tiles(x, y)
