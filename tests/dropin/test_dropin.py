@@ -17,40 +17,23 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from pypto_ast import dropin, knobs  # noqa: E402
+from pypto_ast import dropin  # noqa: E402
+from support import BACKENDS, line_of, write  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).parent / "scripts" / "official_style.py"
-needs_cxx = pytest.mark.skipif(
-    shutil.which(knobs.cxx) is None,
-    reason=f"C++ compiler {knobs.cxx!r} not on PATH (set PYPTO_AST_CXX): the host build needs one",
-)
-BACKENDS = ["interp", pytest.param("host", marks=needs_cxx)]
 
 
 def python(args, cwd, timeout=600):
     env = dict(os.environ, TILE_FWK_DEVICE_ID="0", PYTHONPATH=str(ROOT))
     env.pop("PYPTO_AST_BACKEND", None)
     return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
-
-
-def write(path: Path, text: str) -> Path:
-    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    return path
-
-
-def line_of(path: Path, needle: str) -> int:
-    for number, text in enumerate(path.read_text().splitlines(), 1):
-        if needle in text:
-            return number
-    raise AssertionError(f"{needle!r} not in {path}")
 
 
 # =============================================================================================

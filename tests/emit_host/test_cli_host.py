@@ -2,7 +2,6 @@
 the UB budget check (emit/soc.py) and --soc."""
 
 import json
-import shutil
 
 import pytest
 from click.testing import CliRunner
@@ -10,11 +9,8 @@ from click.testing import CliRunner
 from cli.transpile import main
 from pypto_ast import knobs
 from pypto_ast.emit import soc
+from support import needs_cxx  # noqa: E402
 
-needs_cxx = pytest.mark.skipif(
-    shutil.which(knobs.cxx) is None,
-    reason=f"C++ compiler {knobs.cxx!r} not on PATH (set PYPTO_AST_CXX): the host build needs one",
-)
 
 CHAIN = '''
 import pypto
@@ -224,8 +220,6 @@ def test_readme_lists_the_host_commands():
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     for flag in ("--emit ascendc -o", "--build --backend host", "--run --backend host", "--soc"):
         assert flag in readme, flag
-
-
 
 
 def test_line_directives_are_switchable(tmp_path):

@@ -13,7 +13,6 @@ import importlib.util
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -21,15 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from pypto_ast import knobs
+from support import line_of, needs_cxx, write
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
-
-needs_cxx = pytest.mark.skipif(
-    shutil.which(knobs.cxx) is None,
-    reason=f"C++ compiler {knobs.cxx!r} not on PATH (set PYPTO_AST_CXX): the host build needs one",
-)
 
 
 def transpile(*args, cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -37,20 +31,6 @@ def transpile(*args, cwd: Path, timeout: int = 300) -> subprocess.CompletedProce
     env = {k: v for k, v in os.environ.items() if k not in ("PYPTO_AST_TRACEBACK", "NO_COLOR")}
     return subprocess.run([sys.executable, "-m", "pypto_ast.cli.transpile", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, env=env, timeout=timeout)
-
-
-def write(directory: Path, name: str, source: str) -> Path:
-    path = directory / name
-    path.write_text(textwrap.dedent(source).lstrip("\n"))
-    return path
-
-
-def line_of(path: Path, needle: str) -> int:
-    """1-based line of the first line of ``path`` containing ``needle``."""
-    for number, text in enumerate(path.read_text().splitlines(), 1):
-        if needle in text:
-            return number
-    raise AssertionError(f"{needle!r} not in {path}")
 
 
 def col_of(path: Path, needle: str) -> int:
@@ -101,7 +81,7 @@ UNRUNNABLE = '''
 
 @pytest.fixture
 def unrunnable(tmp_path) -> Path:
-    return write(tmp_path, "npu_only_kernel.py", UNRUNNABLE)
+    return write(tmp_path / "npu_only_kernel.py", UNRUNNABLE)
 
 
 def test_unrunnable_module_really_fails_and_writes_the_marker_when_executed(unrunnable):
@@ -282,7 +262,7 @@ LISTED = {
 
 @pytest.fixture
 def many(tmp_path) -> Path:
-    return write(tmp_path, "test_many_kernels.py", MANY_KERNELS)
+    return write(tmp_path / "test_many_kernels.py", MANY_KERNELS)
 
 
 def test_list_prints_every_kernel_with_kind_and_location(many):
@@ -334,7 +314,7 @@ def test_several_kernels_without_kernel_option_is_pto107(many):
 
 
 def test_ambiguous_short_name_is_pto107(tmp_path):
-    path = write(tmp_path, "test_twice.py", '''
+    path = write(tmp_path / "test_twice.py", '''
         import pypto
 
 
@@ -387,7 +367,7 @@ ANNOTATIONS = {
 @pytest.fixture(params=list(ANNOTATIONS), ids=list(ANNOTATIONS))
 def unbound(request, tmp_path):
     ann, has_dtype = ANNOTATIONS[request.param]
-    return write(tmp_path, "unbound.py", UNBOUND.format(ann=ann)), has_dtype
+    return write(tmp_path / "unbound.py", UNBOUND.format(ann=ann)), has_dtype
 
 
 def test_shape_bound_at_the_call_without_call_site_is_pto104(unbound):
@@ -439,7 +419,7 @@ def test_shape_for_one_parameter_names_the_other(unbound):
 
 @pytest.mark.parametrize("bad", ["x=abc", "x=64x:nope", "x=64xq", "=64x128", "x=", "x=-1x128", "x64x128"])
 def test_bad_shape_values_are_usage_errors(tmp_path, bad):
-    path = write(tmp_path, "unbound.py", UNBOUND.format(ann=ANNOTATIONS["bracket-static"][0]))
+    path = write(tmp_path / "unbound.py", UNBOUND.format(ann=ANNOTATIONS["bracket-static"][0]))
     proc = transpile(path.name, "--emit", "ir", "--shape", bad, cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Invalid value for '--shape'" in proc.stderr
@@ -486,7 +466,7 @@ def test_unsupported_constructs_and_unknown_names_are_located(tmp_path, case):
 
 
 def test_syntax_error_is_pto000_located(tmp_path):
-    path = write(tmp_path, "broken.py", '''
+    path = write(tmp_path / "broken.py", '''
         import pypto
 
 

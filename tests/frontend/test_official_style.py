@@ -13,7 +13,6 @@ for ``valid_shape`` views.
 
 from __future__ import annotations
 
-import shutil
 import textwrap
 from pathlib import Path
 
@@ -21,26 +20,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pypto_ast import ir, knobs, pipeline  # noqa: E402
-
-needs_cxx = pytest.mark.skipif(
-    shutil.which(knobs.cxx) is None,
-    reason=f"C++ compiler {knobs.cxx!r} not on PATH (set PYPTO_AST_CXX): the host build needs one",
-)
-BACKENDS = ["interp", pytest.param("host", marks=needs_cxx)]
-
-
-def write(directory: Path, name: str, source: str) -> Path:
-    path = directory / name
-    path.write_text(textwrap.dedent(source).lstrip("\n"))
-    return path
-
-
-def line_of(path: Path, needle: str) -> int:
-    for number, text in enumerate(path.read_text().splitlines(), 1):
-        if needle in text:
-            return number
-    raise AssertionError(f"{needle!r} not in {path}")
+from pypto_ast import ir, pipeline  # noqa: E402
+from support import BACKENDS, line_of, write  # noqa: E402
 
 
 def signature(program) -> list:
@@ -162,7 +143,7 @@ NESTED = '''
 
 @pytest.fixture
 def nested(tmp_path) -> Path:
-    return write(tmp_path, "test_official_nested.py", NESTED)
+    return write(tmp_path / "test_official_nested.py", NESTED)
 
 
 def test_nested_kernels_are_listed_under_their_test_functions(nested):
@@ -256,14 +237,14 @@ OPTIONS_TILE = '''
 
 
 def test_kernel_in_an_options_scoped_test_lowers_and_runs(tmp_path):
-    program = pipeline.lower_file(str(write(tmp_path, "test_opts.py", OPTIONS_TILE)))
+    program = pipeline.lower_file(str(write(tmp_path / "test_opts.py", OPTIONS_TILE)))
     x, y = torch.randn(32, 64), torch.zeros(32, 64)
     run(program, {"x": x, "y": y}, "interp")
     torch.testing.assert_close(y, torch.sigmoid(x))
 
 
 def test_kernel_inherits_the_tile_shape_of_the_options_scope(tmp_path):
-    program = pipeline.lower_file(str(write(tmp_path, "test_opts.py", OPTIONS_TILE)))
+    program = pipeline.lower_file(str(write(tmp_path / "test_opts.py", OPTIONS_TILE)))
     (sigmoid,) = ops_of(program, "sigmoid")
     assert sigmoid.tile == (16, 64)
 
@@ -318,7 +299,7 @@ AFTER_RUN_MODE = '''
 
 
 def test_constants_before_an_undecidable_module_level_branch_stay_known(tmp_path):
-    path = write(tmp_path, "mode_first.py", '''
+    path = write(tmp_path / "mode_first.py", '''
         import os
 
         import pypto
@@ -360,7 +341,7 @@ CALL_EXPRESSIONS = {
 
 
 def _static_dims_kernel(tmp_path, expr):
-    return write(tmp_path, "test_call_expr.py", f'''
+    return write(tmp_path / "test_call_expr.py", f'''
         import torch
 
         import pypto
@@ -433,7 +414,7 @@ FACTORY_CALLS = {
 
 
 def _factory(tmp_path, form):
-    return write(tmp_path, "test_factory.py", FACTORY.replace("{call}", FACTORY_CALLS[form]))
+    return write(tmp_path / "test_factory.py", FACTORY.replace("{call}", FACTORY_CALLS[form]))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -486,7 +467,7 @@ LEGACY = '''
 
 @pytest.fixture
 def legacy(tmp_path) -> Path:
-    return write(tmp_path, "legacy_bodies.py", LEGACY)
+    return write(tmp_path / "legacy_bodies.py", LEGACY)
 
 
 def test_legacy_bodies_are_listed(legacy):
@@ -531,7 +512,7 @@ def test_legacy_body_in_a_test_function_with_unnamed_tensors(legacy, backend):
 
 
 def test_legacy_body_shapes_from_the_builder_call(tmp_path):
-    path = write(tmp_path, "legacy_call.py", '''
+    path = write(tmp_path / "legacy_call.py", '''
         import pypto
 
 
@@ -553,7 +534,7 @@ def test_legacy_body_shapes_from_the_builder_call(tmp_path):
 
 def test_legacy_body_scalars_given_like_shape_options(tmp_path):
     """What ``--shape rows=64 --shape cols=128`` does for the builder's parameters."""
-    path = write(tmp_path, "legacy_call.py", '''
+    path = write(tmp_path / "legacy_call.py", '''
         import pypto
 
 
@@ -597,17 +578,17 @@ SIBLING_KERNEL = '''
 
 @pytest.fixture
 def siblings(tmp_path) -> Path:
-    write(tmp_path, "my_consts.py", '''
+    write(tmp_path / "my_consts.py", '''
         """Shapes shared by the kernels (constants only)."""
         ROWS, COLS = 48, 64
         ''')
-    write(tmp_path, "my_tiles.py", '''
+    write(tmp_path / "my_tiles.py", '''
         from my_consts import COLS
 
         VEC_TILE = (16, COLS)
         SCALE = 0.5
         ''')
-    return write(tmp_path, "sibling_kernel.py", SIBLING_KERNEL)
+    return write(tmp_path / "sibling_kernel.py", SIBLING_KERNEL)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -637,7 +618,7 @@ def test_sibling_package_imports(tmp_path):
     (tmp_path / "cfg").mkdir()
     (tmp_path / "cfg" / "__init__.py").write_text("")
     (tmp_path / "cfg" / "tiles.py").write_text("BLOCK = 16\nROWS, COLS = 32, 64\n")
-    path = write(tmp_path, "pkg_kernel.py", '''
+    path = write(tmp_path / "pkg_kernel.py", '''
         import pypto
 
         from cfg.tiles import BLOCK
@@ -707,7 +688,7 @@ B, S, H = 4, 32, 64
 
 @pytest.fixture
 def varlen(tmp_path):
-    return pipeline.lower_file(str(write(tmp_path, "varlen_faq.py", VARLEN)))
+    return pipeline.lower_file(str(write(tmp_path / "varlen_faq.py", VARLEN)))
 
 
 def test_valid_shape_example_lowers_with_the_length_read_from_the_tensor(varlen):
@@ -827,7 +808,7 @@ SHAPES_AND_HELPERS = '''
 
 @pytest.fixture
 def shapes_file(tmp_path) -> Path:
-    return write(tmp_path, "test_shapes_helpers.py", SHAPES_AND_HELPERS)
+    return write(tmp_path / "test_shapes_helpers.py", SHAPES_AND_HELPERS)
 
 
 def test_dynamic_dims_stay_symbolic(shapes_file):

@@ -9,29 +9,16 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
-
-import pytest
-
-from pypto_ast import knobs
 
 try:
     import torch
 except ImportError:  # the test modules skip themselves (pytest.importorskip)
     torch = None
 
-needs_cxx = pytest.mark.skipif(
-    shutil.which(knobs.cxx) is None,
-    reason=f"C++ compiler {knobs.cxx!r} not on PATH (set PYPTO_AST_CXX): the host backend needs one",
-)
-BACKENDS = ["interp", pytest.param("host", marks=needs_cxx)]
+from support import BACKENDS, needs_cxx, write  # noqa: F401 - the jit tests import them from here
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def write(path: Path, source: str) -> Path:
-    path.write_text(textwrap.dedent(source).lstrip("\n"))
-    return path
 
 
 def seed_runtime(cache: Path) -> None:
