@@ -21,6 +21,7 @@ import contextlib
 from typing import Any, Optional
 
 from .. import ir
+from ..diagnostics import format_count
 from . import api, ops, pyvalues, torchhost
 from .builder import Builder, _traces
 from .errors import FrontendError
@@ -34,6 +35,7 @@ from .values import (
 )
 
 MAX_INLINE_DEPTH = 16
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 MAX_STATIC_ITERATIONS = 100_000  # Python for loops unrolled in one evaluation, in all
 LINT_UNROLL = 256  # a lint run unrolls Python for loops this long; longer ones are read once
 # Statements one evaluation executes, counted over inlined helpers, unrolled Python loops, while
@@ -1938,7 +1940,7 @@ class Evaluator:
         idx = kwv.get("idx_name")
         idx_name = idx if isinstance(idx, str) else None
         a, b, s = int_value(start), int_value(stop), int_value(step)
-        trip = len(range(a, b, s)) if None not in (a, b, s) and s != 0 else None
+        trip = pyvalues.range_length(a, b, s) if None not in (a, b, s) and s != 0 else None
         submit_flag = kwv.get("submit_before_loop") is True
         fact = None
         if self.recording:
@@ -2002,6 +2004,11 @@ class Evaluator:
         for bound in (start, stop):
             if ops.to_expr(bound) is None:
                 self.problem("PTO105", f"pypto.{it.kind}: a bound that is not known to the control program", node)
+        for what, value in (("start", start), ("stop", stop), ("step", step)):
+            value = ops.const_of(value)
+            if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+                self.problem("PTO106", f"pypto.{it.kind}: the {what} {format_count(value)} does not fit in "
+                                       "int64, the type of pypto's loop bounds", node)
         name = name if isinstance(name, str) and name else f"loop_{self.loop_counter}"
         if it.kind == "loop_unroll":
             factors = sorted(set(unroll or ()) | {1}, reverse=True)

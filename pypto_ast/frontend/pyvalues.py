@@ -66,6 +66,13 @@ def _too_big(op: str, a: Any, b: Any) -> bool:
     return False
 
 
+def range_length(start: int, stop: int, step: int) -> int:
+    """``len(range(start, stop, step))`` for ints of any size (``len`` overflows beyond 2**63)."""
+    if step > 0:
+        return max(0, (stop - start + step - 1) // step)
+    return max(0, (start - stop - step - 1) // -step)
+
+
 def binop(op: str, a: Any, b: Any) -> Any:
     """``a <op> b`` for build-time values (op is the ast class name, e.g. "Add")."""
     fn = BINOPS.get(op)

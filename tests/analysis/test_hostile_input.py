@@ -215,6 +215,30 @@ def test_lowering_refuses_astronomical_unrolls():
     assert lower(_unrolled("[1, 2, 4]")).paths < 100
 
 
+@pytest.mark.parametrize("bounds", ["10**300", "0, 10**300, 7", "10**300, 0, -1", "2**63", "-(10**300), 0"])
+def test_huge_loop_bounds_lint(bounds):
+    # found by the 100,000-program fuzz run: len(range(10**300)) overflowed (OverflowError, PTO999)
+    text = gen.HEAD + gen.kernel("k", f"    for i in pypto.loop({bounds}):\n        c[:] = a + b\n"
+                                      "    n = len(range(10**300))\n")
+    result = lint(text)
+    assert "PTO999" not in codes(result)
+
+
+@pytest.mark.parametrize("bounds, what", [("10**300", "stop"), ("2**63", "stop"), ("-(2**63) - 1, 4", "start"),
+                                          ("0, 8, 2**64", "step")])
+def test_lowering_refuses_loop_bounds_beyond_int64(bounds, what):
+    from pypto_ast import frontend
+    from pypto_ast.frontend.errors import FrontendError
+    from pypto_ast.source import SourceFile
+
+    text = gen.HEAD + gen.kernel("k", f"    for i in pypto.loop({bounds}):\n        c[:] = a + b\n")
+    with pytest.raises(FrontendError) as err:
+        frontend.lower(frontend.read(SourceFile.parse(text, "k.py")))
+    assert err.value.code == "PTO106" and f"the {what} " in str(err.value) and "int64" in str(err.value)
+    ok = gen.HEAD + gen.kernel("k", "    for i in pypto.loop(2**63 - 1):\n        c[:] = a + b\n")
+    assert frontend.lower(frontend.read(SourceFile.parse(ok, "k.py")))
+
+
 # -- 3. linear time: results only ---------------------------------------------------------------
 def test_many_kernels():
     result = lint(gen.many_kernels(100))
