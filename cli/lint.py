@@ -10,7 +10,9 @@ rules) loads inside the commands.
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -69,6 +71,11 @@ _version = click.version_option(__version__, "--version", prog_name="pypto-lint"
 @_version
 def main() -> None:
     """Lint PyPTO kernels."""
+    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 PID` prints where a stuck run is, then it goes on
+        try:
+            faulthandler.register(signal.SIGUSR1, all_threads=True)
+        except (AttributeError, ValueError, OSError, RuntimeError):  # stderr is no real file (CliRunner)
+            pass
 
 
 @main.command(

@@ -130,12 +130,47 @@ def lint_paths(paths: Sequence[str], settings: Settings, mode: Mode, *, jobs: in
     if "fork" not in multiprocessing.get_all_start_methods():
         return [work(p) for p in paths]
     chunksize = max(1, len(paths) // (workers * 4))
+    with _signals_held() as release:
+        try:
+            pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_init,
+                                                            initargs=(os.getpid(),))
+        except AssertionError:  # "daemonic processes are not allowed to have children"
+            pool = None
+        if pool is None:
+            release()
+            return [work(p) for p in paths]
+        with pool, _sigterm_exits():  # leaving the block (also by Ctrl-C) terminates the workers
+            release()  # a Ctrl-C that came while the pool was starting is raised here, in the block
+            return list(pool.imap(work, paths, chunksize))
+
+
+_HELD = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """Hold Ctrl-C and SIGTERM while the pool starts; ``release()`` lets them in.
+
+    A signal that lands while ``Pool()`` is forking would leave it half-built (its workers
+    running with no one to end them) or reach a worker before ``_worker_init`` set it up.
+    Held, it waits: the pool's own threads and workers start with it blocked (they inherit
+    the mask), the workers unblock it once their handlers are set, and the parent takes it
+    inside the pool's ``with`` block, whose exit terminates the workers."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield lambda: None
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    state = {"held": True}
+
+    def release() -> None:
+        if state["held"]:
+            state["held"] = False
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
     try:
-        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_init, initargs=(os.getpid(),))
-    except AssertionError:  # "daemonic processes are not allowed to have children"
-        return [work(p) for p in paths]
-    with pool, _sigterm_exits():  # leaving the block (also by Ctrl-C) terminates the workers
-        return list(pool.imap(work, paths, chunksize))
+        yield release
+    finally:
+        release()
 
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
@@ -146,6 +181,8 @@ def _worker_init(parent: int) -> None:
     writing fixes in the background.  The parent ends the pool on Ctrl-C and SIGTERM."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C signals the whole group; no tracebacks
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # pool.terminate() sends it; don't inherit ours
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)  # held by the parent while it forked us
     if sys.platform.startswith("linux"):
         try:
             import ctypes

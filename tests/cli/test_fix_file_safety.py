@@ -254,9 +254,15 @@ def _alive_in_group(pgid: int) -> list[int]:
     return [pid for pid, _, group, state in _procs() if group == pgid and state not in "ZX"]
 
 
+def _foreground_signals() -> None:
+    """Ctrl-C as a terminal's foreground job gets it: a suite started in the background by a
+    shell without job control inherits SIGINT ignored, and pypto-lint would rightly keep that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_with_workers(exe: str, cwd: Path) -> tuple[subprocess.Popen, list[int]]:
     proc = subprocess.Popen(
-        [exe, "--fix", "."], cwd=cwd, start_new_session=True,
+        [exe, "--fix", "."], cwd=cwd, start_new_session=True, preexec_fn=_foreground_signals,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 60
@@ -279,6 +285,19 @@ def _wait_gone(pgid: int, seconds: float) -> list[int]:
     return alive
 
 
+def _wait_or_show_stack(proc: subprocess.Popen, seconds: float) -> int:
+    """The exit code; if the run is still there after ``seconds``, fail with its threads' stacks
+    (pypto-lint prints them on SIGUSR1) so a hang says where it hangs."""
+    try:
+        return proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGUSR1)
+        time.sleep(1.0)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        pytest.fail(f"pypto-lint did not exit within {seconds} s; its stacks:\n{proc.stderr.read().decode()[-6000:]}")
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc to find the workers")
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="with one CPU pypto-lint lints serially, no pool")
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "SIGINT"])
@@ -290,7 +309,7 @@ def test_workers_die_with_the_parent(exe, slow_tree, how):
             os.killpg(pgid, signal.SIGINT)
         else:
             os.kill(proc.pid, getattr(signal, how))
-        code = proc.wait(timeout=30)
+        code = _wait_or_show_stack(proc, 30)
         survivors = _wait_gone(pgid, 5)
         if survivors:
             os.killpg(pgid, signal.SIGKILL)  # only the group this test started; frees stderr
