@@ -234,12 +234,12 @@ def floors(text: str) -> dict:
     cheaper) and pyflakes (a pure-Python linter: one parse and one walk), when installed. Both
     run with the cyclic collector paused, as the linter does."""
     import ast
-    import gc
     import io
 
+    from pypto_ast.analysis.engine import collector_paused
+
     out: dict = {}
-    gc.disable()
-    try:
+    with collector_paused():
         cpu = time.process_time()
         try:
             ast.parse(text)
@@ -258,9 +258,6 @@ def floors(text: str) -> dict:
             out["pyflakes"] = time.process_time() - cpu
         except RecursionError:
             out["pyflakes"] = None
-    finally:
-        gc.enable()
-        gc.collect(0)
     return out
 
 

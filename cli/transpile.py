@@ -22,7 +22,7 @@ from typing import Optional
 import click
 
 from pypto_ast import __version__
-from pypto_ast.diagnostics import Diagnostic, Pos, Severity, Span
+from pypto_ast.diagnostics import Diagnostic
 from pypto_ast.emit.soc import DEFAULT_SOC, SOCS
 from pypto_ast.render import render
 
@@ -41,24 +41,10 @@ def _display(path: Optional[str]) -> Optional[str]:
     return path if rel.startswith("..") else rel
 
 
-def _code_name(code: str) -> str:
-    from pypto_ast.frontend.errors import CODES
-
-    return CODES[code].name if code in CODES else "cannot-lower"
-
-
 def _diagnostic(path: str, message: str, span, code="PTO100", name=None) -> Diagnostic:
-    path = _display(path)
-    name = name or _code_name(code)
-    if span is None:
-        where = Span(path or "<unknown>", Pos(1, 0), Pos(1, 0))
-    elif isinstance(span, tuple):
-        where = Span(path, Pos(span[0], span[1]), Pos(span[0], span[1] + 1))
-    else:
-        end = Pos(span.end_line, span.end_col) if (span.end_line, span.end_col) > (span.line, span.col) \
-            else Pos(span.line, span.col + 1)
-        where = Span(path, Pos(span.line, span.col), end)
-    return Diagnostic(code, name, message, where, Severity.ERROR)
+    from pypto_ast.errors import finding_diagnostic  # only on the way out with an error
+
+    return finding_diagnostic(_display(path), message, span, code, name)
 
 
 def _report(diags, sources) -> None:

@@ -39,12 +39,12 @@ def lint_bytes(data: bytes, path: str, settings: Settings) -> FileResult:
 def lint_text(text: str, path: str, settings: Settings, *, encoding: str = "utf-8") -> FileResult:
     """Lint ``text`` on a big-stack worker thread (``pypto_ast.deep``): nesting as deep as CPython
     parses is analysed, deeper still is a located PTO100, never a crash."""
-    with _collector_paused():
+    with collector_paused():
         return deep.call(_lint_text, text, path, settings, encoding)
 
 
 @contextlib.contextmanager
-def _collector_paused():
+def collector_paused():
     """No cyclic garbage collection while one file is linted, one young-generation collection
     after it. A syntax tree is hundreds of thousands of objects: the collector, triggered by
     their allocation, kept walking them (a fifth of the official corpus's lint time); what the

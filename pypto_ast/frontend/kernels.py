@@ -77,7 +77,7 @@ def discover(scope: ModuleScope) -> list:
                 visit(child, owners + [child])
                 continue
             if isinstance(child, ast.With):
-                call = _legacy_call(scope, child)
+                call = scope.legacy_call(child)
                 if call is not None:
                     label = call.args[0].value if call.args and isinstance(call.args[0], ast.Constant) and \
                         isinstance(call.args[0].value, str) else f"with_L{child.lineno}"
@@ -100,16 +100,6 @@ def _qualify(owners, name: str) -> str:
 
 def _ident(label: str) -> str:
     return "".join(c if c.isalnum() or c in "_-" else "_" for c in label) or "legacy"
-
-
-def _legacy_call(scope: ModuleScope, node: ast.With) -> Optional[ast.Call]:
-    for item in node.items:
-        call = item.context_expr
-        if isinstance(call, ast.Call):
-            value = scope.evaluate(call.func)
-            if isinstance(value, ApiRef) and value.qualname == api.LEGACY_FUNCTION:
-                return call
-    return None
 
 
 def choose(kernels: list, name: Optional[str], path: Optional[str]) -> KernelDef:
@@ -566,7 +556,7 @@ class KernelReader:
 
     def _legacy_params(self, ev: Evaluator, closure, given: Optional[Given], builder):
         kdef = self.kdef
-        call = _legacy_call(self.scope, kdef.node)
+        call = self.scope.legacy_call(kdef.node)
         frame = Frame(kdef.owner, "legacy", self.scope, self.scope.source, closure=closure)
         params: dict = {}
         param_nodes: dict = {}

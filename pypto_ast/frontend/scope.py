@@ -215,11 +215,17 @@ class ModuleScope:
         reached = self._reached_from_kernels()
         return any(owner.name not in reached for owner in owners)
 
-    def _is_legacy_with(self, node) -> bool:
-        return isinstance(node, ast.With) and any(
-            isinstance(i.context_expr, ast.Call)
-            and getattr(self.evaluate(i.context_expr.func), "qualname", None) == api.LEGACY_FUNCTION
-            for i in node.items)
+    def legacy_call(self, node) -> Optional[ast.Call]:
+        """The ``pypto.function(...)`` call of a legacy ``with`` body, or None for any other node."""
+        if not isinstance(node, ast.With):
+            return None
+        for item in node.items:
+            call = item.context_expr
+            if isinstance(call, ast.Call):
+                value = self.evaluate(call.func)
+                if isinstance(value, ApiRef) and value.qualname == api.LEGACY_FUNCTION:
+                    return call
+        return None
 
     def _setter_owners(self) -> list:
         """The host function (None: module level) of every tile-shape setter call outside kernels;
@@ -240,7 +246,7 @@ class ModuleScope:
                     if self.decorator_kind(child) is None:  # a kernel's own setters are its business
                         visit(child, child)
                     continue
-                if self._is_legacy_with(child):
+                if self.legacy_call(child) is not None:
                     continue
                 if isinstance(child, ast.Call) and _may_be_setter(child.func):
                     func = self.evaluate(child.func)
@@ -263,7 +269,7 @@ class ModuleScope:
                         kernels.append(child)
                         continue
                     host.setdefault(child.name, []).append(child)
-                elif self._is_legacy_with(child):
+                elif self.legacy_call(child) is not None:
                     kernels.append(child)
                     continue
                 scan(child)
@@ -276,7 +282,7 @@ class ModuleScope:
                 current = todo.pop()
                 for child in ast.iter_child_nodes(current):
                     if not whole and (isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
-                                      or self._is_legacy_with(child)):
+                                      or self.legacy_call(child) is not None):
                         continue
                     if isinstance(child, ast.Call) and isinstance(child.func, ast.Name):
                         names.add(child.func.id)
