@@ -43,7 +43,7 @@ import types
 import warnings
 from typing import Optional
 
-from . import knobs
+from . import knobs, livedata
 from .errors import KernelWarning
 from .lang.frontend import Kernel
 
@@ -93,13 +93,13 @@ class Specialisation:
     backend, with what a launch needs prepared (``run(values)``)."""
 
     __slots__ = ("key", "program", "backend", "run", "faults", "mask", "path", "names", "ir", "layout",
-                 "library", "watch_names")
+                 "library", "reads")
 
     def __init__(self, key, program, backend, run, faults, mask, path, names, ir, layout=None, library=None):
         self.key, self.program, self.backend, self.run, self.faults = key, program, backend, run, faults
         self.mask, self.path, self.names, self.ir = mask, path, names, ir
         self.layout, self.library = layout, library  # host: the launch layout and the library's path
-        self.watch_names = ()
+        self.reads: tuple = ()  # the live values its lowering read (see _reads)
 
 
 class JitKernel(Kernel):
@@ -126,7 +126,7 @@ class JitKernel(Kernel):
         self._specs: dict = {}  # specialisation key -> Specialisation
         self._mask = None  # per parameter: tuple of "dynamic" flags per axis, or None
         self._stamp = None
-        self._watch: tuple = ()  # (namespace dict or cell, name, value) the kernel reads
+        self._watch: tuple = ()  # the live values the registered specialisations read (see _reads)
         self._linted = None  # the stamp the kernel's lines were linted at
         self._warned: list = []  # the lint warnings shown then (kept in the disk index too)
         code = getattr(func, "__code__", None)
@@ -197,14 +197,11 @@ class JitKernel(Kernel):
         return tuple(bound.arguments[name] for name in self._names)
 
     def _watch_holds(self) -> bool:
-        for where, name, value in self._watch:
-            if name is None:  # a closure cell
-                try:
-                    if where.cell_contents is not value:
-                        return False
-                except ValueError:
-                    return False
-            elif where.get(name, _MISSING) is not value:
+        """Whether every live value a specialisation read is still the object it was, holding
+        the same data (mutable containers are compared by their text: ``CFG["k"] = v``)."""
+        for path, name, holder, value, text, frozen in self._watch:
+            now = _current(path, name, holder)
+            if now is not value or (not frozen and livedata.data_text(now) != text):
                 return False
         return True
 
@@ -262,7 +259,7 @@ class JitKernel(Kernel):
             if index is not None and not knobs.always_compile:
                 spec = index.load(self)
                 if spec is not None:
-                    return self._register(spec, values, requested, stamp, spec.watch_names)
+                    return self._register(spec, values, requested, stamp)
             from . import pipeline
 
             scope, kdef = pipeline.locate_kernel(self)
@@ -287,15 +284,15 @@ class JitKernel(Kernel):
                 spec = self._compile(program, ir_text, inputs, mask, backend, soc, key, scope)
                 self._specs[key] = spec
                 self.cache_stats["specialisations"] += 1
-            names = _watched_names(self.func, kdef)
+            spec.reads = _reads(scope.world)
             if index is not None and spec.layout is not None:
-                index.store(spec, scope, names, self._warned)
-            return self._register(spec, values, requested, stamp, names)
+                index.store(spec, scope, self._warned)
+            return self._register(spec, values, requested, stamp)
 
-    def _register(self, spec: Specialisation, values: tuple, requested: str, stamp, names) -> Specialisation:
-        """Make ``spec`` what calls like this one find on the warm path."""
-        if not self._watch:
-            self._watch = _watch(self.func, names)
+    def _register(self, spec: Specialisation, values: tuple, requested: str, stamp) -> Specialisation:
+        """Make ``spec`` what calls like this one find on the warm path, and watch what it read."""
+        watched = {(r[0], r[1]) for r in self._watch}
+        self._watch += tuple(r for r in spec.reads if (r[0], r[1]) not in watched)
         if self._mask is None:
             self._mask = spec.mask
         if self._mask == spec.mask:
@@ -585,74 +582,32 @@ def _dynamic_mask(program, names: tuple):
     return tuple(mask) if any_dynamic else None
 
 
-def _watched_names(func, kdef) -> tuple:
-    """The global names the kernel's source (signature, decorators, body) reads that hold data."""
-    import ast
+def _reads(world) -> tuple:
+    """What a lowering read of the running program (``frontend.livevalues.LiveWorld``), one
+    ``(path, name, holder, value, text, frozen)`` per value: ``path`` the module's file and
+    ``holder`` its globals, or ``path`` None and ``holder`` the kernel's closure cell; ``value``
+    the object read, ``text`` its data (``livedata.data_text``), ``frozen`` when it cannot
+    change in place."""
+    if world is None:
+        return ()
+    reads = []
+    for (path, name), value in sorted(world.reads.items()):
+        holder = world.modules.namespace(path)
+        reads.append((path, name, holder, value, livedata.data_text(value) or "unknown", livedata.is_frozen(value)))
+    for name, cell in sorted(world.cell_reads.items()):
+        value = _current(None, name, cell)
+        reads.append((None, name, cell, value, livedata.data_text(value) or "unknown", livedata.is_frozen(value)))
+    return tuple(reads)
 
-    names = {n.id for n in ast.walk(kdef.node) if isinstance(n, ast.Name)}
-    namespace = getattr(func, "__globals__", {})
-    return tuple(sorted(n for n in names if _data_text(namespace.get(n, _MISSING)) is not None))
 
-
-def _watch(func, names) -> tuple:
-    """(namespace or cell, name or None, value now) for the globals ``names`` and the closure
-    cells holding data: rebinding one makes the next call lower again."""
-    namespace = getattr(func, "__globals__", {})
-    watch = [(namespace, n, namespace.get(n, _MISSING)) for n in names]
-    for cell in getattr(func, "__closure__", None) or ():
+def _current(path, name, holder):
+    """The value ``name`` has now in ``holder`` (a module's globals, or a cell when ``path`` is None)."""
+    if path is None:
         try:
-            value = cell.cell_contents
-        except ValueError:
-            continue
-        if _data_text(value) is not None:
-            watch.append((cell, None, value))
-    return tuple(watch)
-
-
-# -- the disk index: a new process's first call without lowering ------------------------------
-MAX_ITEMS = 10_000
-
-
-def _data_text(value, depth: int = 0) -> Optional[str]:
-    """A canonical text of a run-time value the front end takes as data (the same selection as
-    ``frontend.livevalues.convert``, which cannot be imported without the front end), None
-    when it is not data (functions, classes, modules, other objects: read from source)."""
-    if value is None or isinstance(value, (bool, str, float)):
-        return f"{type(value).__name__}:{value!r}"
-    if isinstance(value, int):
-        return f"int:{value:x}"  # hex: no limit on the number of digits
-    if depth > 8:
-        return "unknown"
-    if isinstance(value, (list, tuple)):
-        if len(value) > MAX_ITEMS:
-            return "unknown"
-        items = [_data_text(v, depth + 1) or "unknown" for v in value]
-        return f"{type(value).__name__}[{','.join(items)}]"
-    if isinstance(value, dict):
-        if len(value) > MAX_ITEMS:
-            return "unknown"
-        items = [f"{_data_text(k, depth + 1)}={_data_text(v, depth + 1) or 'unknown'}" for k, v in value.items()]
-        return "dict{" + ",".join(items) + "}"
-    kind = type(value)
-    module, cls = kind.__module__, kind.__name__
-    if cls == "DataType" and hasattr(value, "name"):
-        return f"dtype:{getattr(value, 'name', '')}"
-    if cls == "_Marker" and module.startswith("pypto_ast.lang"):
-        return f"marker:{value.name}"
-    if module == "torch" and cls == "dtype":
-        return f"torch:{value}"
-    if cls in ("Tensor", "Parameter") and module.startswith("torch"):
-        try:
-            return f"tensor:{tuple(int(d) for d in value.shape)}:{value.dtype}"
-        except (TypeError, ValueError, AttributeError):
-            return "unknown"
-    if cls == "SimpleNamespace" or hasattr(kind, "__dataclass_fields__"):  # a config object: its fields
-        names = list(kind.__dataclass_fields__) if hasattr(kind, "__dataclass_fields__") else list(vars(value))
-        if len(names) > MAX_ITEMS:
-            return "unknown"
-        items = [f"{n}={_data_text(getattr(value, n, None), depth + 1) or 'unknown'}" for n in names]
-        return f"record:{cls}{{" + ",".join(items) + "}"
-    return None
+            return holder.cell_contents
+        except ValueError:  # an empty cell
+            return livedata.MISSING
+    return holder.get(name, livedata.MISSING)
 
 
 _code_stamp: Optional[str] = None
@@ -699,20 +654,28 @@ def _lint_config_stamp(path: str) -> list:
 
 
 class _Index:
-    """``<cache>/v<N>/jit/<sha256>.json``: what a first call of a ``host`` kernel found, so the
-    same call in another process loads the library without lowering (Triton's disk cache, keyed
-    the same way: from the source, not the IR).  The key covers the kernel's file (its bytes),
-    the kernel's name and line, the data in its live globals and closure, each argument's dtype,
-    shape and device, the scalar values, the options, the compiler and every file of pypto-ast
-    itself; an entry also lists the other source files the front end read with their sha256,
-    and names the build-cache entry, whose own checks (digest, sha256 of the library) run
-    before it is loaded.  Anything that does not match is a miss: the call lowers, builds and
-    writes the entry again (atomically, 0600 in the private cache)."""
+    """``<cache>/v<N>/jit/<key>/<variant>.json``: what a first call of a ``host`` kernel found, so
+    the same call in another process loads the library without lowering (Triton's disk cache,
+    keyed the same way: from the source, not the IR).
 
-    VERSION = 1
+    The key covers the kernel's file (its bytes), the kernel's name and line, each argument's
+    dtype, shape and device, the scalar values, the options, the compiler and every file of
+    pypto-ast itself.  The live values the lowering read (globals of any module, closure values)
+    cannot be known before lowering, so each *variant* of a key records them, with their data
+    text: a variant serves a call only when every value it read is the same data now, and a
+    global the kernel never read plays no part.  A variant also lists the other source files
+    the front end read with their sha256, and names the build-cache entry, whose own checks
+    (digest, sha256 of the library) run before it is loaded, and whose library must have been
+    built for the variant's launch layout (``pypto_layout``).  A variant is sealed with a
+    sha256 over all of it, so an edited or mixed-up record is a miss, never another kernel's
+    library.  Anything that does not match is a miss: the call lowers, builds and writes its
+    variant (atomically, 0600 in the private cache)."""
 
-    def __init__(self, path: str, digest: str, main: str, main_sha: str):
-        self.path, self.digest, self.main, self.main_sha = path, digest, main, main_sha
+    VERSION = 2
+    MAX_VARIANTS = 8  # per key; the oldest go first
+
+    def __init__(self, folder: str, digest: str, main: str, main_sha: str):
+        self.folder, self.digest, self.main, self.main_sha = folder, digest, main, main_sha
 
     @classmethod
     def key(cls, kernel: "JitKernel", inputs: dict, backend: str) -> Optional["_Index"]:
@@ -729,15 +692,6 @@ class _Index:
             root = build._cache_root(None)
         except (OSError, build.BuildError):
             return None
-        namespace = getattr(func, "__globals__", {}) or {}
-        live = sorted((n, t) for n, t in ((n, _data_text(v)) for n, v in namespace.items() if not n.startswith("__"))
-                      if t is not None)
-        closure = []
-        for name, cell in zip(getattr(func.__code__, "co_freevars", ()), getattr(func, "__closure__", None) or ()):
-            try:
-                closure.append([name, _data_text(cell.cell_contents)])
-            except ValueError:
-                closure.append([name, "empty"])
         torch = _torch
         args = []
         for name in kernel._names:
@@ -745,26 +699,58 @@ class _Index:
             if isinstance(v, torch.Tensor):
                 args.append([name, "tensor", str(v.dtype), list(v.shape), v.device.type])
             else:
-                args.append([name, type(v).__name__, _data_text(v) or repr(v)])
+                args.append([name, type(v).__name__, livedata.data_text(v) or repr(v)])
         blob = {
             "version": cls.VERSION, "key": KEY_VERSION, "pypto_ast": [__version__, _code_fingerprint()],
             "file": [main, main_sha], "kernel": [func.__qualname__, func.__code__.co_firstlineno],
-            "globals": live, "closure": closure, "args": args, "backend": backend,
+            "args": args, "backend": backend,
             "options": {k: v for k, v in kernel.options.items() if k != "backend"},
             "compiler": [knobs.cxx, compiler, cst.st_size, cst.st_mtime_ns, cst.st_ino],
             "build_format": build.FORMAT_VERSION, "lint_config": _lint_config_stamp(main),
         }
-        digest = hashlib.sha256(json.dumps(blob, sort_keys=True, separators=(",", ":"), default=repr).encode()).hexdigest()
-        return cls(os.path.join(str(root), "jit", f"{digest}.json"), digest, main, main_sha)
+        digest = _sha256_json(blob)
+        return cls(os.path.join(str(root), "jit", digest), digest, main, main_sha)
+
+    def _variants(self) -> list:
+        """The variant files of this key, newest first."""
+        try:
+            found = [e for e in os.scandir(self.folder) if e.name.endswith(".json") and e.is_file(follow_symlinks=False)]
+        except OSError:
+            return []
+        dated = []
+        for e in found:
+            try:
+                dated.append((e.stat(follow_symlinks=False).st_mtime_ns, e.path))
+            except OSError:
+                continue
+        return [path for _, path in sorted(dated, reverse=True)]
 
     def load(self, kernel: "JitKernel") -> Optional[Specialisation]:
+        modules = livedata.ModuleIndex(kernel._path, getattr(kernel.func, "__globals__", {}) or {})
+        cells = dict(zip(getattr(kernel.func.__code__, "co_freevars", ()), getattr(kernel.func, "__closure__", None) or ()))
+        for path in self._variants():
+            spec = self._load_variant(kernel, path, modules, cells)
+            if spec is not None:
+                return spec
+        return None
+
+    def _load_variant(self, kernel: "JitKernel", path: str, modules, cells: dict) -> Optional[Specialisation]:
         try:
-            with open(self.path, encoding="utf-8") as handle:
+            with open(path, encoding="utf-8") as handle:
                 entry = json.load(handle)
-            if entry.get("digest") != self.digest:
+            if not isinstance(entry, dict) or entry.get("key") != self.digest or entry.get("seal") != _seal(entry):
                 return None
-            for path, sha in entry["deps"].items():
-                with open(path, "rb") as handle:
+            reads = []
+            for where, name, text in entry["reads"]:
+                holder = modules.namespace(where) if where is not None else cells.get(name)
+                if holder is None:
+                    return None
+                value = _current(where, name, holder)
+                if livedata.data_text(value) != text:
+                    return None  # a value the kernel read is other data now
+                reads.append((where, name, holder, value, text, livedata.is_frozen(value)))
+            for dep, sha in entry["deps"].items():
+                with open(dep, "rb") as handle:
                     if hashlib.sha256(handle.read()).hexdigest() != sha:
                         return None
             from .emit import build
@@ -782,21 +768,21 @@ class _Index:
                                       kernel._names, None, entry["layout"], library)
                 kernel._specs[entry["spec"]] = spec
                 kernel.cache_stats["specialisations"] += 1
-            spec.watch_names = tuple(entry.get("watch", ()))
+            spec.reads = tuple(reads)
             replay = list(entry.get("warnings", ()))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         if kernel._linted != kernel._stamp:  # the lint warnings this version of the file had, once
             for message in replay:
-                warnings.warn(message, KernelWarning, stacklevel=4)
+                warnings.warn(message, KernelWarning, stacklevel=5)
             kernel._warned, kernel._linted = replay, kernel._stamp
         kernel.cache_stats["index_hits"] += 1
-        logger.debug("%s: loaded %s (no lowering: %s)", kernel.func.__qualname__, library, self.path)
+        logger.debug("%s: loaded %s (no lowering: %s)", kernel.func.__qualname__, library, path)
         return spec
 
-    def store(self, spec: Specialisation, scope, watch_names, warned) -> None:
-        """Record ``spec`` (just lowered from ``scope``) under this key; silently nothing when
-        the sources changed while it lowered or the cache cannot be written."""
+    def store(self, spec: Specialisation, scope, warned) -> None:
+        """Record ``spec`` (just lowered from ``scope``) as a variant of this key; silently nothing
+        when the sources changed while it lowered or the cache cannot be written."""
         deps = {}
         for path, module in scope.registry.items():
             if module is None:
@@ -817,24 +803,39 @@ class _Index:
             except Exception:  # noqa: BLE001 - an undecodable file: no entry
                 return
             deps[os.path.abspath(path)] = sha
-        entry = {"digest": self.digest, "spec": spec.key, "build": os.path.basename(os.path.dirname(str(spec.library))),
-                 "layout": spec.layout, "mask": spec.mask, "deps": deps, "watch": list(watch_names),
-                 "warnings": list(warned)}
-        folder = os.path.dirname(self.path)
+        reads = [[where, name, text] for where, name, _, _, text, _ in spec.reads]
+        entry = {"version": self.VERSION, "key": self.digest, "reads": reads, "spec": spec.key,
+                 "build": os.path.basename(os.path.dirname(str(spec.library))), "layout": spec.layout,
+                 "mask": spec.mask, "deps": deps, "warnings": list(warned)}
+        entry["seal"] = _seal(entry)
+        variant = _sha256_json(reads)
         try:
-            os.makedirs(folder, mode=0o700, exist_ok=True)
+            for folder in (os.path.dirname(self.folder), self.folder):  # jit/ and jit/<key>/, both private
+                os.makedirs(folder, mode=0o700, exist_ok=True)
             import tempfile
 
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.digest[:16]}-", suffix=".tmp", dir=folder)
+            fd, tmp = tempfile.mkstemp(prefix=f".{variant[:16]}-", suffix=".tmp", dir=self.folder)
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
                     json.dump(entry, handle, sort_keys=True)
-                os.replace(tmp, self.path)
+                os.replace(tmp, os.path.join(self.folder, f"{variant}.json"))
             except BaseException:
                 try:
                     os.unlink(tmp)
                 except OSError:
                     pass
                 raise
+            for old in self._variants()[self.MAX_VARIANTS:]:
+                os.unlink(old)
         except OSError:
             pass
+
+
+def _sha256_json(value) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr).encode()).hexdigest()
+
+
+def _seal(entry: dict) -> str:
+    """The sha256 over every field of an index variant but the seal itself: what binds the record's
+    key, reads, build entry, specialisation and layout to one another."""
+    return _sha256_json({k: v for k, v in entry.items() if k != "seal"})

@@ -59,12 +59,13 @@ def locate_kernel(kernel, *, use_globals: bool = True):
         path = None
     if path is None:
         raise PipelineError(f"cannot find the source of {func!r}")
-    live = None
+    world = None
     if use_globals and getattr(func, "__globals__", None) is not None:
-        from .frontend.livevalues import from_live
+        from .frontend.livevalues import LiveWorld
 
-        live = from_live(func.__globals__)
-    scope = read_source(path, live=live)
+        names = getattr(getattr(func, "__code__", None), "co_freevars", ())
+        world = LiveWorld(path, func.__globals__, dict(zip(names, getattr(func, "__closure__", None) or ())))
+    scope = read_source(path, world=world)
     return scope, _kernel_at(scope, func)
 
 
@@ -91,11 +92,16 @@ def live_closure(scope, kdef, func):
     if not env:
         return None
     static = HostContext(scope).env_at(kdef)
-    return Frame(kdef.owner, "host", scope, scope.source, env=env, closure=static)
+    frame = Frame(kdef.owner, "host", scope, scope.source, env=env, closure=static)
+    frame.live_cells = scope.world is not None  # reads of these names are the kernel's closure reads
+    return frame
 
 
-def read_source(path: str, live: Optional[dict] = None):
-    """The static front end's reading of a file (never executed): its ModuleScope."""
+def read_source(path: str, live: Optional[dict] = None, world=None):
+    """The static front end's reading of a file (never executed): its ModuleScope.  ``live``:
+    run-time values of its globals that take precedence; ``world``: the running program
+    (``frontend.livevalues.LiveWorld``), whose values take precedence in every module read and
+    which records the ones a lowering reads."""
     from . import frontend as static
     from .source import SourceError, SourceFile, decode
 
@@ -107,7 +113,7 @@ def read_source(path: str, live: Optional[dict] = None):
         raise PipelineError(f"cannot read {path}: {exc.strerror or exc}", path) from None
     except SourceError as exc:
         raise KernelErrors([(exc.message, (exc.pos.line, exc.pos.col))], path, code="PTO000") from None
-    return static.read(source, live=live)
+    return static.read(source, live=live, world=world)
 
 
 def list_kernels(scope) -> list:
@@ -148,10 +154,16 @@ def _choose(scope, name):
 def lower_kernel(scope, kdef, given, *, merge_loop1: bool = False, use_call_sites: bool = True):
     from . import frontend as static
 
+    world = scope.world
+    if world is not None:
+        world.recording = True  # the live values this lowering reads: scope.world.reads
     try:
         program, reader = static.lower(scope, kdef=kdef, given=given, use_call_sites=use_call_sites)
     except static.FrontendError as exc:
         raise KernelErrors([(exc.message, _span_of(exc))], exc.path or scope.source.path, code=exc.code) from None
+    finally:
+        if world is not None:
+            world.recording = False
     if merge_loop1:
         from .ir.merge import merge_loop1 as merge
 

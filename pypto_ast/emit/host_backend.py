@@ -14,6 +14,7 @@ import json
 import threading
 from typing import Optional, Sequence
 
+from . import abi
 from .build import load_library
 from .host_runtime import build_program
 _DTYPES = {"fp32": "float32", "fp16": "float16", "int32": "int32", "bf16": "bfloat16", "int8": "int8",
@@ -132,13 +133,22 @@ def launch_layout(program, files: dict, scalars: Optional[dict] = None) -> dict:
         v = scalars.get(name, params[name].value)
         values.append(int(v) if isinstance(v, (int, bool)) or float(v).is_integer() else 0)
     return {
-        "manifest": {k: manifest[k] for k in ("buffers", "scalars", "returns") if k in manifest},
-        "params": [{"name": p.name, "kind": p.kind, "is_output": bool(p.is_output),
-                    "dtype": p.type.dtype if p.kind == "tensor" else None,
-                    "dims": [_eval_dim(d) for d in p.type.shape] if p.kind == "tensor" else None}
-                   for p in program.params],
+        "manifest": {k: manifest[k] for k in abi.MANIFEST_KEYS if k in manifest},
+        "params": abi.param_layout(program),
         "scalar_values": values,
     }
+
+
+def _check_layout(lib, layout: dict) -> None:
+    """``layout`` must be the launch ABI ``lib`` was built for (its ``pypto_layout()``): else the
+    pointers, dims and scalars handed to ``pypto_run`` would be another program's."""
+    try:
+        built = lib.pypto_layout
+    except AttributeError:
+        raise ValueError("the library has no pypto_layout(): not built by this pypto-ast") from None
+    built.restype = ctypes.c_char_p
+    if built().decode() != abi.layout_digest(layout["manifest"], layout["params"]):
+        raise ValueError("the launch layout is not the one the library was built for")
 
 
 class HostLaunch:
@@ -156,6 +166,7 @@ class HostLaunch:
         import torch
 
         manifest = layout["manifest"]
+        _check_layout(lib, layout)
         params = {p["name"]: p for p in layout["params"]}
         position = {name: i for i, name in enumerate(names)}
         buffers = manifest["buffers"]

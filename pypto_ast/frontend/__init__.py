@@ -36,9 +36,10 @@ class ModuleModel:
         return None
 
 
-def read(source, *, live: Optional[dict] = None, registry: Optional[dict] = None) -> ModuleScope:
-    """The module's names, evaluated statically (``live``: run-time values that take precedence)."""
-    return ModuleScope(source, live=live, registry=registry).run()
+def read(source, *, live: Optional[dict] = None, registry: Optional[dict] = None, world=None) -> ModuleScope:
+    """The module's names, evaluated statically (``live``: run-time values that take precedence;
+    ``world``: the running program, a ``livevalues.LiveWorld``)."""
+    return ModuleScope(source, live=live, registry=registry, world=world).run()
 
 
 def kernels(scope: ModuleScope) -> list:

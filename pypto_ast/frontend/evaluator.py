@@ -112,6 +112,7 @@ class Frame:
         self.bindings: dict = {}  # kernel frame only: name -> "param" | RebindFact | "local"
         self.returns: list = []
         self.allows_return = False  # only @pypto_ast.jit kernels may return (pypto's parser refuses `return`)
+        self.live_cells = False  # the live closure of an in-process kernel (pipeline.live_closure)
 
 
 class Evaluator:
@@ -173,12 +174,16 @@ class Evaluator:
         frame = self.frame
         if name in frame.env:
             value = frame.env[name]
+            if frame.context == "module" and frame.env is frame.scope.env:
+                frame.scope.note_live(name)  # a global read through the module's own frame
         else:
             closure = frame.closure
             while closure is not None and name not in closure.env:
                 closure = closure.closure
             if closure is not None:
                 value = closure.env[name]
+                if closure.live_cells:
+                    closure.scope.world.note_cell(name)
             else:
                 value = frame.scope.lookup(name)
                 if value is UNKNOWN and self.building and self.in_kernel() and not frame.scope.binds(name):

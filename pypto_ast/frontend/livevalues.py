@@ -6,12 +6,21 @@ shapes from argv, a dtype chosen at import.  Those take precedence over what the
 evaluation of the source found (as Triton's JIT reads ``fn.__globals__``).  Only data is taken:
 numbers, strings, containers of them, dtypes, torch tensors' shapes; functions, classes and
 modules stay what the source says they are.  Standard library only; torch is recognised by name.
+
+``LiveWorld`` extends that to every module a kernel reads (``helpers.SCALE``, or the globals of an
+inlined ``from helpers import scaled``: the running ``helpers`` module's, not its source's) and
+records which live values the lowering actually read: ``@pypto_ast.jit`` keys its caches on exactly
+that read set (docs/knobs.md), so a change to anything the kernel read lowers again, and a change to
+anything else does not.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import os
+from typing import Any, Optional
 
+from ..livedata import MISSING, ModuleIndex
 from . import api
 from .values import UNKNOWN, ApiRef, Marker, Record, TorchSpec
 
@@ -100,3 +109,55 @@ def argument(value: Any) -> Any:
         converted = convert(value)
         return value if converted is _SKIP else converted
     return value
+
+
+class LiveWorld:
+    """The running program as the front end sees it while lowering one kernel in-process.
+
+    ``converted(path)`` is the live globals of the module whose source is ``path``
+    (``livedata.ModuleIndex``: the kernel's own module, or the running module of another user
+    file) as front-end values.  While ``recording``, every live global and closure value the
+    evaluation reads is noted once, with the object read: ``reads`` (``(path, name) -> value``)
+    and ``cell_reads`` (``name -> cell``).  Reads made while a module body is evaluated
+    statically (``paused()``) are not the kernel's and are not noted."""
+
+    def __init__(self, root_path: Optional[str], root_namespace: dict, cells: Optional[dict] = None):
+        self.modules = ModuleIndex(root_path, root_namespace)
+        self._converted: dict = {}
+        self.cells = cells or {}  # closure name -> cell of the kernel function
+        self.reads: dict = {}
+        self.cell_reads: dict = {}
+        self.recording = False
+        self._paused = 0
+
+    def converted(self, path: Optional[str]) -> dict:
+        """``from_live`` of the live globals of the module at ``path`` (empty: not imported)."""
+        path = os.path.abspath(path) if path else None
+        if path not in self._converted:
+            namespace = self.modules.namespace(path)
+            self._converted[path] = from_live(namespace) if namespace is not None else {}
+        return self._converted[path]
+
+    def note(self, path: Optional[str], name: str) -> None:
+        """A live global ``name`` of the module at ``path`` was read."""
+        if not self.recording or self._paused or path is None:
+            return
+        key = (os.path.abspath(path), name)
+        if key not in self.reads:
+            namespace = self.modules.namespace(path)
+            if namespace is not None:
+                self.reads[key] = namespace.get(name, MISSING)
+
+    def note_cell(self, name: str) -> None:
+        """The closure value ``name`` of the kernel was read."""
+        if self.recording and not self._paused and name in self.cells:
+            self.cell_reads.setdefault(name, self.cells[name])
+
+    @contextlib.contextmanager
+    def paused(self):
+        """While a module body is evaluated statically: its reads are not the kernel's."""
+        self._paused += 1
+        try:
+            yield
+        finally:
+            self._paused -= 1

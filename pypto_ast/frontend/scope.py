@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import contextlib
 import os
 from typing import Any, Optional
 
@@ -27,7 +28,7 @@ SEARCH_PARENTS = 3  # directories above the file where ``import sibling`` may be
 class ModuleScope:
     """The names of one module, read statically.  ``registry`` shares the modules already read."""
 
-    def __init__(self, source, *, registry: Optional[dict] = None, live: Optional[dict] = None):
+    def __init__(self, source, *, registry: Optional[dict] = None, live: Optional[dict] = None, world=None):
         self.source = source
         self.path = os.path.abspath(source.path) if source.path and not source.path.startswith("<") else None
         self.registry = registry if registry is not None else {}
@@ -35,6 +36,9 @@ class ModuleScope:
             self.registry.setdefault(self.path, self)
         self.env: dict = {"__name__": _module_name(source.path), "__file__": source.path}
         self.functions: dict = {}
+        self.world = world  # livevalues.LiveWorld: lowering in-process (records the live values read)
+        if live is None and world is not None:
+            live = world.converted(self.path)
         self.live = live or {}  # names whose run-time values take precedence (the in-process decorator)
         self.host_tile_set = False
         self._done = False
@@ -48,12 +52,13 @@ class ModuleScope:
         self._done = True
         ev = Evaluator(self)
         ev.frames.append(Frame(None, "module", self, self.source, env=self.env))
-        try:
-            ev.exec_block(self.source.tree.body)
-        except RecursionError:
-            raise
-        except Exception:  # noqa: BLE001 - a statement we cannot read leaves its names unknown
-            pass
+        with self.world.paused() if self.world is not None else contextlib.nullcontext():
+            try:
+                ev.exec_block(self.source.tree.body)
+            except RecursionError:
+                raise
+            except Exception:  # noqa: BLE001 - a statement we cannot read leaves its names unknown
+                pass
         self.env.update(self.live)  # what the module really computed wins over the static reading
         for node in self.source.tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -63,6 +68,7 @@ class ModuleScope:
 
     def lookup(self, name: str) -> Any:
         if name in self.live:
+            self.note_live(name)
             return self.live[name]
         value = self.env.get(name, _MISSING)
         if value is _MISSING:
@@ -71,6 +77,11 @@ class ModuleScope:
             value = value.resolve()
             self.env[name] = value
         return value
+
+    def note_live(self, name: str) -> None:
+        """A kernel read the live global ``name`` of this module (in-process lowering only)."""
+        if self.world is not None and name in self.live:
+            self.world.note(self.path, name)
 
     def evaluate(self, node: ast.AST) -> Any:
         """The value of an expression at module level (decorators, annotations, defaults)."""
@@ -195,7 +206,7 @@ class ModuleScope:
             source = SourceFile.parse(text, path)
         except (OSError, SourceError):
             return None
-        scope = ModuleScope(source, registry=self.registry)
+        scope = ModuleScope(source, registry=self.registry, world=self.world)
         self.registry[path] = scope
         scope.run()
         return scope

@@ -61,7 +61,7 @@ def _root(cache: Path) -> Path:
 
 def _index_entries(cache: Path) -> list[Path]:
     folder = _root(cache) / "jit"
-    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+    return sorted(folder.glob("*/*.json")) if folder.is_dir() else []  # jit/<key>/<variant>.json
 
 
 def _library_entry(cache: Path) -> Path:
@@ -139,11 +139,11 @@ def test_a_damaged_index_entry_is_ignored_and_rewritten(kernel_file, fresh_cache
         index.write_bytes(b"\x00\xff not json")
     else:
         record = json.loads(text)
-        record["digest"] = "0" * 64
+        record["key"] = "0" * 64
         index.write_text(json.dumps(record))
     again = run_child(kernel_file, "axpy", cache=fresh_cache)
     assert again["ok"] and again["stats"]["lowered"] == 1 and again["stats"]["compiles"] == 0, again
-    assert json.loads(index.read_text())["digest"] == index.stem  # rewritten whole
+    assert json.loads(index.read_text())["key"] == index.parent.name  # rewritten whole
 
 
 def test_always_compile_rebuilds(kernel_file, fresh_cache):
@@ -192,7 +192,7 @@ def test_eight_processes_compile_one_kernel_at_once(kernel_file, tmp_path):
     leftovers = [p.name for p in _root(cache).iterdir() if ".tmp-" in p.name or ".old-" in p.name]
     assert not leftovers, leftovers
     assert len(_index_entries(cache)) == 1
-    assert not [p for p in (_root(cache) / "jit").iterdir() if p.suffix != ".json"]  # no temporary index files
+    assert not [p for p in (_root(cache) / "jit").glob("*/*") if p.suffix != ".json"]  # no temporary index files
     after = run_child(kernel_file, "axpy", cache=cache)
     # (an index hit, unless pypto-ast's own files changed meanwhile: then it lowers, but never compiles)
     assert after["ok"] and after["stats"]["compiles"] == 0, after
@@ -216,3 +216,70 @@ def test_the_index_serves_another_kernel_object_in_process(module, fresh_cache):
         again(x, y)
     assert torch.allclose(y, want, rtol=1e-5, atol=1e-4)
     assert again.cache_stats["lowered"] == 0 and again.cache_stats["index_hits"] == 1, again.cache_stats
+
+
+# -- records bound to what they name (issue 16, point 10) ----------------------------------------
+ONE_OP = '''
+import pypto
+import pypto_ast
+
+F32 = pypto.DT_FP32
+OUTPUT = "out"
+
+
+@pypto_ast.jit(backend="host")
+def NAME(x: pypto.Tensor((16, 64), F32), out: pypto.Tensor((16, 64), F32)):
+    pypto.set_vec_tile_shapes(16, 64)
+    out[:] = x OP
+
+
+def example_inputs():
+    import torch
+
+    return {"x": torch.arange(16 * 64, dtype=torch.float32).reshape(16, 64), "out": torch.zeros(16, 64)}
+
+
+def expected(x, out):
+    return x OP
+'''
+
+
+def _one_op(tmp_path, name: str, op: str) -> Path:
+    return write(tmp_path / f"{name}.py", ONE_OP.replace("NAME", name).replace("OP", op))
+
+
+def _record_of(cache: Path, kernel: str) -> Path:
+    (found,) = [v for v in _index_entries(cache) if kernel in v.read_text()]
+    return found
+
+
+def test_swapped_records_never_run_another_kernels_library(tmp_path, fresh_cache):
+    add1, mul2 = _one_op(tmp_path, "add1", "+ 1.0"), _one_op(tmp_path, "mul2", "* 2.0")
+    assert run_child(add1, "add1", cache=fresh_cache)["ok"]
+    assert run_child(mul2, "mul2", cache=fresh_cache)["ok"]
+    a, m = _record_of(fresh_cache, "add1.py"), _record_of(fresh_cache, "mul2.py")
+    ra, rm = json.loads(a.read_text()), json.loads(m.read_text())
+    for field in ("build", "spec"):  # valid JSON, every digest left as it was
+        ra[field], rm[field] = rm[field], ra[field]
+    a.write_text(json.dumps(ra))
+    m.write_text(json.dumps(rm))
+    again = run_child(add1, "add1", cache=fresh_cache)
+    assert again["ok"], "add1 ran another kernel's library"
+    assert again["stats"]["index_hits"] == 0 and again["stats"]["lowered"] == 1, again
+    assert run_child(mul2, "mul2", cache=fresh_cache)["ok"]
+
+
+def test_a_layout_the_library_was_not_built_for_is_a_miss(tmp_path, fresh_cache):
+    import importlib
+
+    jit = importlib.import_module("pypto_ast.jit")  # the module (``pypto_ast.jit`` is the decorator)
+    add1 = _one_op(tmp_path, "add1", "+ 1.0")
+    assert run_child(add1, "add1", cache=fresh_cache)["ok"]
+    (variant,) = _index_entries(fresh_cache)
+    record = json.loads(variant.read_text())
+    buffers = record["layout"]["manifest"]["buffers"]
+    buffers[0]["name"], buffers[1]["name"] = buffers[1]["name"], buffers[0]["name"]  # a launch would write into x
+    record["seal"] = jit._seal(record)  # a record consistent in itself
+    variant.write_text(json.dumps(record))
+    again = run_child(add1, "add1", cache=fresh_cache)
+    assert again["ok"] and again["stats"]["index_hits"] == 0 and again["stats"]["lowered"] == 1, again

@@ -45,6 +45,8 @@ void pypto_body(void* ctx)
 
 extern "C" const char* pypto_last_error() { return pypto_host::LastError(); }
 extern "C" void pypto_traffic(uint64_t* out) { for (int k = 0; k < 4; ++k) out[k] = g_traffic[k]; }
+// The launch ABI this library was built for (pypto_ast/emit/abi.py): checked before a launch.
+extern "C" const char* pypto_layout() { return "5369c41911a6bae3e169f98d9accf0eb76eab0a9eef3bab612968ac809d05d4a"; }
 
 extern "C" int pypto_run(void** tensors, const int64_t* scalars, const int64_t* dims)
 {

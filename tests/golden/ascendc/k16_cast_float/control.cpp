@@ -45,6 +45,8 @@ void pypto_body(void* ctx)
 
 extern "C" const char* pypto_last_error() { return pypto_host::LastError(); }
 extern "C" void pypto_traffic(uint64_t* out) { for (int k = 0; k < 4; ++k) out[k] = g_traffic[k]; }
+// The launch ABI this library was built for (pypto_ast/emit/abi.py): checked before a launch.
+extern "C" const char* pypto_layout() { return "fff77053d0ac24c1fb37f63c3f3ca8034dfd86f4a5fdfb7c302a1a7a559cde04"; }
 
 extern "C" int pypto_run(void** tensors, const int64_t* scalars, const int64_t* dims)
 {
