@@ -17,12 +17,16 @@ first on ``sys.meta_path`` (an installed official pypto is shadowed, never impor
   the installed backend (``runtime_options`` and the other options are accepted and ignored);
   ``pypto.frontend.function`` helpers are inlined by the front end;
 * ``pypto.options(...)`` as decorator (the function itself is returned, so pytest sees its
-  signature) and context manager, every ``set_*_options`` call, as no-ops.
+  signature) and context manager, every official ``set_*_options`` call, as no-ops.
 
-Whatever the drop-in cannot do raises **one** error naming the API and the caller's file and line,
-``pypto_ast.dropin.Unsupported: pypto.xyz is not supported by the pypto-ast drop-in (called at
-file.py:12)``: every namespace has a module ``__getattr__`` whose value can be read (at import, in
-annotations) and raises when called.  A kernel pypto-ast cannot lower or run raises
+Whatever of the official pypto the drop-in cannot do raises **one** error naming the API and the
+caller's file and line, ``pypto_ast.dropin.Unsupported: pypto.xyz is not supported by the
+pypto-ast drop-in (called at file.py:12)``: every namespace has a module ``__getattr__`` whose value
+for an official name (``pypto_ast.frontend.api.known``: the public names of 0.2.0 and of the
+repository) can be read (at import, in annotations) and raises when called.  A name the official
+pypto does not have is an ``AttributeError`` (``ImportError`` for ``from pypto import x`` and
+``import pypto.x``) as there, so a script's feature detection (``hasattr``, ``try: import``) sees
+what it would see with the official package.  A kernel pypto-ast cannot lower or run raises
 ``KernelError`` with the front end's located diagnostic and the call site.
 
 ``torch_npu``: when the real package cannot be imported, a stub is served (``import torch_npu``,
@@ -31,7 +35,8 @@ annotations) and raises when called.  A kernel pypto-ast cannot lower or run rai
 functions (``torch.randn(..., device="npu:0")``, ``torch.empty``, ``torch.tensor``...),
 ``Tensor.to("npu")``, ``Tensor.npu()`` and ``torch.device("npu:0")`` arguments give CPU tensors,
 so a script's NPU path (``device = f"npu:{device_id}"``, its checks ``if "npu" in device``) runs
-as written.
+as written.  A device move is a copy, as on an NPU (see ``_patch_torch_devices``); events time on
+the CPU clock.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ import importlib.abc
 import importlib.machinery
 import os
 import sys
+import time
 import types
 from typing import Optional
 
@@ -119,9 +125,10 @@ class UnsupportedAPI:
         raise Unsupported(self._api, caller_location(), self._why)
 
     def __getattr__(self, name):
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
-        return UnsupportedAPI(f"{self._api}.{name}", self._why)
+        qualname = f"{self._api}.{name}"
+        if (name.startswith("__") and name.endswith("__")) or not _official(qualname):
+            raise AttributeError(f"{self._api!r} has no attribute {name!r}")
+        return UnsupportedAPI(qualname, self._why)
 
     def __getitem__(self, item):  # ``pypto.Something[...]`` in an annotation
         return self
@@ -142,19 +149,39 @@ class UnsupportedAPI:
         return f"<unsupported {self._api}>"
 
 
+def _official(qualname: str) -> bool:
+    """Whether the official package may have ``qualname``: a public name of pypto's table
+    (``frontend.api.known``), any private name (the table lists public names only, and scripts
+    call ``pypto.runtime._device_run_once_data_from_host``), anything of torch_npu (no table).
+
+    An official name the drop-in does not implement is *present* (``hasattr`` is true, ``from
+    pypto import x`` works) and raises ``Unsupported`` when used: a script then takes the branch
+    it takes with the official package and, if that branch needs the name, stops at one line
+    saying so, instead of quietly running a fallback meant for another pypto version.  Names the
+    official package lacks are absent, as there."""
+    if not (qualname == "pypto" or qualname.startswith("pypto.")):
+        return True
+    if any(part.startswith("_") for part in qualname.split(".")):
+        return True
+    from .frontend import api
+
+    return api.known(qualname)
+
+
 def _fallback(prefix: str, private: bool = True):
-    """A module ``__getattr__``: a missing name is an UnsupportedAPI (``private`` ones too:
-    scripts call ``pypto.runtime._device_run_once_data_from_host``), a missing dunder an
-    AttributeError (what the import system and introspection probe for).  Without ``private``
-    (the torch.npu stub, whose private names torch probes with ``hasattr``) ``_names`` are
-    AttributeErrors as well."""
+    """A module ``__getattr__``: a missing official name (``_official``) is an UnsupportedAPI,
+    any other name, and a missing dunder (what the import system and introspection probe for),
+    an AttributeError.  Without ``private`` (the torch.npu stub, whose private names torch
+    probes with ``hasattr``) ``_names`` are AttributeErrors as well."""
 
     def __getattr__(name: str):
-        if (name.startswith("__") and name.endswith("__")) or (not private and name.startswith("_")):
+        qualname = f"{prefix}.{name}"
+        if (name.startswith("__") and name.endswith("__")) or (not private and name.startswith("_")) \
+                or not _official(qualname):
             raise AttributeError(f"module {prefix!r} has no attribute {name!r}")
         if prefix == "pypto" and name.startswith("set_") and name.endswith("_options"):
             return _noop  # every set_*_options: compiler and runtime settings the backends do not read
-        return UnsupportedAPI(f"{prefix}.{name}")
+        return UnsupportedAPI(qualname)
 
     return __getattr__
 
@@ -401,6 +428,11 @@ class _Stream:
     def wait_stream(self, *args):
         return None
 
+    def record_event(self, event=None):
+        event = event if event is not None else _Event(enable_timing=True)
+        event.record(self)
+        return event
+
     def __enter__(self):
         return self
 
@@ -408,15 +440,33 @@ class _Stream:
         return False
 
 
-class _Event(_Stream):
-    def record(self, *args):
-        return None
+class _Event:
+    """``torch.npu.Event``: kernels run synchronously on the CPU, so an event is the CPU clock
+    read when it is recorded and ``elapsed_time`` the milliseconds between two records, as for
+    ``torch.cuda.Event`` (a script's timing loop reports the time its kernels took)."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
+        self.enable_timing = enable_timing
+        self._recorded_ns: Optional[int] = None
+
+    def record(self, stream=None):
+        self._recorded_ns = time.perf_counter_ns()
 
     def query(self):
         return True
 
-    def elapsed_time(self, other):
-        return 0.0
+    def synchronize(self):
+        return None
+
+    def wait(self, stream=None):
+        return None
+
+    def elapsed_time(self, end_event) -> float:
+        if not (self.enable_timing and getattr(end_event, "enable_timing", False)):
+            raise RuntimeError("torch.npu.Event.elapsed_time: both events need enable_timing=True")
+        if self._recorded_ns is None or getattr(end_event, "_recorded_ns", None) is None:
+            raise RuntimeError("torch.npu.Event.elapsed_time: both events must be recorded first")
+        return (end_event._recorded_ns - self._recorded_ns) / 1e6
 
 
 def _build_torch_npu() -> dict:
@@ -488,7 +538,9 @@ _FACTORIES = (
     "randint_like", "randperm", "arange", "range", "linspace", "logspace", "eye", "tril_indices",
     "triu_indices", "scalar_tensor", "normal", "empty_permuted", "frombuffer",
 )
-_METHODS = ("to", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor")
+_METHODS = ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor")  # device: a keyword only
+_SHARING = ("as_tensor", "asarray")  # may return their argument's memory; onto an NPU they copy
+_FRESH = (list, tuple, int, float, bool, complex)  # data as_tensor/asarray always copy
 
 
 def _is_npu(device) -> bool:
@@ -497,6 +549,10 @@ def _is_npu(device) -> bool:
     if isinstance(device, int) and not isinstance(device, bool):
         return True  # a bare index: the current accelerator's device, an NPU under torch_npu
     return getattr(device, "type", None) == "npu"
+
+
+def _is_cpu(device) -> bool:
+    return device.startswith("cpu") if isinstance(device, str) else getattr(device, "type", None) == "cpu"
 
 
 def _map_device(args, kwargs, positional: bool):
@@ -508,37 +564,73 @@ def _map_device(args, kwargs, positional: bool):
 
 
 def _patch_torch_devices(torch) -> None:
-    """NPU devices are the CPU: the factories and ``Tensor.to``-like methods map the device."""
+    """NPU devices are the CPU: the factories and ``Tensor`` methods that take a device map it.
+
+    A device move is a copy, as between a host and an NPU: ``.npu()``, ``.to(<npu>)``, ``.cpu()``,
+    ``.to("cpu")`` and ``torch.as_tensor``/``asarray`` onto an NPU give a tensor with storage of
+    its own, so after ``x = x_cpu.npu(); kernel(x)`` (an in-place kernel) ``x_cpu`` holds the
+    inputs still: a golden computed from it is right, and a check that a kernel left its input
+    alone can fail.  Both sides of a move are CPU tensors (``device.type == "cpu"``, what the
+    backends take), so the drop-in cannot tell a tensor a script put on the NPU from one it made
+    on the CPU: every move copies, ``.cpu()`` of a CPU-made tensor too (where torch returns self)."""
     try:
         if torch._C._get_privateuse1_backend_name() == "privateuseone":
             torch.utils.rename_privateuse1_backend("npu")  # torch.device("npu:0") parses
     except Exception:  # noqa: BLE001 - older torch: device strings still map
         pass
 
-    def wrap(owner, name, positional):
+    def patch(owner, name, replace):
         original = getattr(owner, name, None)
         if original is None or getattr(original, "__pypto_ast_dropin__", False):
             return
+        patched = functools.wraps(original)(replace(original))
+        patched.__pypto_ast_dropin__ = True
+        setattr(owner, name, patched)
+        _state.patched.append((owner, name, original))
 
-        @functools.wraps(original)
-        def mapped(*args, **kwargs):
-            if positional:  # a method: args[0] is self
-                rest, kwargs = _map_device(args[1:], kwargs, True)
-                return original(args[0], *rest, **kwargs)
+    def mapped(original):  # a ``device=`` keyword
+        def call(*args, **kwargs):
             args, kwargs = _map_device(args, kwargs, False)
             return original(*args, **kwargs)
 
-        mapped.__pypto_ast_dropin__ = True
-        setattr(owner, name, mapped)
-        _state.patched.append((owner, name, original))
+        return call
+
+    def copied_onto_npu(original):
+        def call(*args, **kwargs):
+            data = args[0] if args else kwargs.get("data", kwargs.get("obj"))
+            onto_npu = _is_npu(kwargs.get("device"))
+            args, kwargs = _map_device(args, kwargs, False)
+            result = original(*args, **kwargs)
+            return result.clone() if onto_npu and not isinstance(data, _FRESH) else result
+
+        return call
+
+    def moved(original):  # Tensor.to: a device (npu or cpu) names a move, a dtype alone does not
+        def to(self, *args, **kwargs):
+            device = kwargs.get("device", args[0] if args else None)
+            move = _is_npu(device) or _is_cpu(device)
+            args, kwargs = _map_device(args, kwargs, True)
+            result = original(self, *args, **kwargs)
+            return result.clone() if move and result is self else result
+
+        return to
+
+    def copied(original):  # Tensor.cpu
+        def cpu(self, *args, **kwargs):
+            result = original(self, *args, **kwargs)
+            return result.clone() if result is self else result
+
+        return cpu
 
     for name in _FACTORIES:
-        wrap(torch, name, False)
+        patch(torch, name, copied_onto_npu if name in _SHARING else mapped)
     for name in _METHODS:
-        wrap(torch.Tensor, name, True)
+        patch(torch.Tensor, name, mapped)
+    patch(torch.Tensor, "to", moved)
+    patch(torch.Tensor, "cpu", copied)
     if not hasattr(torch.Tensor, "npu"):
-        def npu(self, *args, **kwargs):
-            return self
+        def npu(self, device=None, non_blocking=False, memory_format=torch.preserve_format):
+            return self.clone(memory_format=memory_format)
 
         torch.Tensor.npu = npu
         _state.patched.append((torch.Tensor, "npu", None))
@@ -557,8 +649,15 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     @classmethod
     def _serves(cls, fullname: str) -> bool:
-        if fullname == "pypto" or fullname.startswith("pypto."):
+        """The drop-in's modules, and every other submodule the official pypto has (a module
+        of its table, or a private one: see ``_official``); ``import pypto.nonexistent`` fails."""
+        if fullname in cls.modules:
             return True
+        if fullname.startswith("pypto."):
+            from .frontend import surface
+
+            return surface.NAMES.get(fullname, ("",))[0] == "module" or any(
+                part.startswith("_") for part in fullname.split("."))
         return _state.torch_npu_stub and (fullname == "torch_npu" or fullname.startswith("torch_npu."))
 
     @classmethod
@@ -571,7 +670,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(cls, spec):
         name = spec.name
         module = cls.modules.get(name)
-        if module is None:  # a submodule the drop-in does not model: every name is unsupported
+        if module is None:  # an official submodule the drop-in does not model: its names are unsupported
             module = _new_module(name, f"{name}: not modelled by the pypto-ast drop-in", package=True)
             cls.modules[name] = module
         return module

@@ -16,16 +16,21 @@ and linked into every library that names them (the host runtime, ``host_runtime.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
+import signal
 import stat
 import subprocess
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
@@ -137,12 +142,13 @@ def build_host_library(
         return [LIBRARY]
 
     if no_cache:
-        out = Path(tempfile.mkdtemp(prefix="pypto-ast-build-"))
-        try:
-            make(out)
-        except BaseException:
-            shutil.rmtree(out, ignore_errors=True)
-            raise
+        with _sigterm_cleans_up():
+            out = Path(tempfile.mkdtemp(prefix="pypto-ast-build-"))
+            try:
+                make(out)
+            except BaseException:
+                shutil.rmtree(out, ignore_errors=True)
+                raise
         return out / LIBRARY  # the caller owns (and may delete) this directory
 
     entry = _cache_root(cache_dir) / digest
@@ -315,8 +321,9 @@ def _compile_all(out: Path, sources: Mapping[str, str], compiler: str, flags: tu
                 # cwd=out and relative names: diagnostics read "add.cpp:3:5: error: ...".
                 running.append((cmd, subprocess.Popen(cmd, cwd=out, stdout=subprocess.DEVNULL,
                                                       stderr=subprocess.PIPE, text=True)))
-            cmd, proc = running.pop(0)
+            cmd, proc = running[0]  # still listed while we wait: an interrupt kills it too
             _, err = proc.communicate()
+            running.pop(0)
             if proc.returncode != 0:
                 failures.append((cmd, proc.returncode, err))
     except OSError as exc:
@@ -400,16 +407,96 @@ def _entry_is_valid(entry: Path, digest: str) -> bool:
 def _build_entry(entry: Path, digest: str, inputs: dict, make: Callable[[Path], list[str]], replace: bool) -> None:
     """Run ``make`` in a private temporary sibling of ``entry``, record the artefacts it
     returns with their hashes, and publish the directory atomically."""
-    tmp = entry.with_name(f"{entry.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    _sweep_stale(entry.parent)
+    with _sigterm_cleans_up():
+        tmp = entry.with_name(f"{entry.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+        try:
+            tmp.mkdir(mode=0o700)
+            artefacts = make(tmp)
+            meta = {"digest": digest, "inputs": inputs,
+                    "files": {name: _file_sha256(tmp / name) for name in artefacts}}
+            (tmp / META).write_text(json.dumps(meta, indent=1, sort_keys=True))
+            _publish(tmp, entry, digest, replace=replace)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived during a build: unwinds it (its ``finally`` blocks remove the temporary
+    directory and kill the compilers) like Ctrl-C's KeyboardInterrupt, then the signal is
+    delivered again."""
+
+
+@contextlib.contextmanager
+def _sigterm_cleans_up():
+    """During a build, SIGTERM cleans up before it kills the process.
+
+    Its default action ends the process at once, leaving a half-built ``*.tmp-<pid>-*``
+    directory in the cache and the compilers running.  Where that default is in effect (and
+    we can set handlers: the main thread), SIGTERM raises :class:`_Terminated` instead; once
+    the build has unwound, the default is restored and the signal sent again, so the process
+    still dies of SIGTERM (exit status -15 to its parent).  A program that handles or ignores
+    SIGTERM itself keeps its own handling; a nested build leaves it to the outermost."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        yield
+        return
+
+    def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the cleanup short
+        raise _Terminated()
+
+    signal.signal(signal.SIGTERM, handler)
     try:
-        tmp.mkdir(mode=0o700)
-        artefacts = make(tmp)
-        meta = {"digest": digest, "inputs": inputs,
-                "files": {name: _file_sha256(tmp / name) for name in artefacts}}
-        (tmp / META).write_text(json.dumps(meta, indent=1, sort_keys=True))
-        _publish(tmp, entry, digest, replace=replace)
+        yield
+    except _Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise  # not reached: the signal ends the process
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+_TEMPORARY = re.compile(r"(?:obj-)?[0-9a-f]{64}\.(?:tmp|old)-(\d+)-[0-9a-f]{8}")
+STALE_AFTER = 300.0
+"""Seconds a dead process's temporary directory is left before a build removes it.  A pid we
+cannot see may belong to a live builder in another pid namespace or on another machine sharing
+the cache; a live builder's directory changes at least once per compiled file."""
+
+
+def _sweep_stale(root: Path) -> None:
+    """Remove the ``*.tmp-<pid>-*`` / ``*.old-<pid>-*`` directories of builds whose process is
+    gone (killed by SIGKILL, or by a signal during cleanup): ours (uid), real directories (a
+    symlink is never followed nor removed), untouched for :data:`STALE_AFTER` seconds, and whose
+    pid is no live process.  Runs on a cache miss only, before building: one directory listing."""
+    now = time.time()
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    try:
+        listing = list(os.scandir(root))
+    except OSError:
+        return
+    for item in listing:
+        match = _TEMPORARY.fullmatch(item.name)
+        if match is None or _process_alive(int(match.group(1))):
+            continue
+        try:
+            st = item.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or (uid is not None and st.st_uid != uid) or now - st.st_mtime < STALE_AFTER:
+            continue
+        shutil.rmtree(item.path, ignore_errors=True)
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True  # another thread of ours may be building
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True  # another user's process (EPERM), or no pid we can ask about: keep its files
+    return True
 
 
 def _publish(tmp: Path, entry: Path, digest: str, replace: bool) -> None:

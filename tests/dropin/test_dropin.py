@@ -62,23 +62,23 @@ def test_unsupported_api_is_one_located_line(tmp_path):
         import torch_npu  # noqa: F401
 
         import pypto
-        import pypto.pypto_impl  # a submodule the drop-in does not model: importable
-        from pypto import future_api  # readable at import time
+        import pypto.pypto_impl  # an official submodule the drop-in does not model: importable
+        from pypto.distributed import create_shmem_signal  # an official name: readable at import time
 
         LATER = pypto.runtime.verify  # so is an attribute
 
 
         def main():
-            future_api(1, 2)
+            create_shmem_signal(1, 2)
 
 
         main()
     """)
     done = python(["-m", "pypto_ast.dropin", str(script)], tmp_path)
     assert done.returncode == 1
-    line = line_of(script, "future_api(1, 2)")
-    assert done.stderr == ("pypto_ast.dropin.Unsupported: pypto.future_api is not supported by the pypto-ast "
-                           f"drop-in (called at uses_new_api.py:{line})\n")
+    line = line_of(script, "create_shmem_signal(1, 2)")
+    assert done.stderr == ("pypto_ast.dropin.Unsupported: pypto.distributed.create_shmem_signal is not supported "
+                           f"by the pypto-ast drop-in (called at uses_new_api.py:{line})\n")
     assert "Traceback" not in done.stderr
 
 
@@ -189,10 +189,10 @@ def test_namespaces(served):
     assert pypto.runtime.RunMode is pypto.RunMode and pypto.RunMode.SIM != pypto.RunMode.NPU
     assert pypto.DT_BF16.bytes == 2 and pypto.DYNAMIC is not None
     assert pypto.set_pass_options(enable_slice=True) is None and pypto.set_codegen_options() is None
-    assert pypto.set_future_options(x=1) is None  # any set_*_options
+    assert not hasattr(pypto, "set_future_options")  # the official set_*_options only (test_faithful.py)
     assert not hasattr(pypto, "__wrapped__") and not hasattr(pypto, "__path_hooks__")  # the import system's probes
     assert isinstance(pypto.runtime._device_run_once_data_from_host, dropin.UnsupportedAPI)  # private: readable
-    import pypto.pypto_impl as impl  # noqa: F811 - any submodule imports
+    import pypto.pypto_impl as impl  # noqa: F811 - any official submodule imports
 
     with pytest.raises(dropin.Unsupported) as info:
         impl.SetGlobalConfig({"pass.enable_slice": True})
@@ -292,7 +292,7 @@ def test_bench_classifies(tmp_path):
 
 
         def test_unsupported(device_id=None):
-            pypto.experimental.something_new(1)
+            pypto.distributed.shmem_signal(1)
 
 
         def test_dies(device_id=None):
@@ -311,6 +311,6 @@ def test_bench_classifies(tmp_path):
         "test_passes": "passed", "test_device_guard": "failed", "test_unsupported": "unsupported",
         "test_dies": "crash", "test_crash": "crash"}
     assert "Tensor-likes are not close" in rows["test_device_guard"]["reason"]
-    assert "pypto.experimental.something_new is not supported" in rows["test_unsupported"]["reason"]
+    assert "pypto.distributed.shmem_signal is not supported" in rows["test_unsupported"]["reason"]
     assert "died" in rows["test_dies"]["reason"] and "ValueError: boom" in rows["test_crash"]["reason"]
     assert "total (interp): passed 1  failed 1  unsupported 1  crash 2  of 5" in done.stdout
