@@ -26,21 +26,31 @@ import json
 import math
 
 from .. import ir
+from ..diagnostics import format_count
 from . import gm
 from .errors import EmitError, unsupported
 from .gm import GVal
-from .vector import CTYPE, REDUCE, VECTOR_OPS, Load, Segment, SegmentEmitter, Store
+from .vector import CTYPE, ES, REDUCE, VECTOR_OPS, Load, Segment, SegmentEmitter, Store
 
 __all__ = ["EmitError", "emit_program", "UB_BUDGET", "CTYPE"]
 
 UB_BUDGET = 184 * 1024  # emitter budget (ascendc.md §1.2 / §15)
 MAX_DIMS = 8
 SUPPORTED_DTYPES = ("fp32", "fp16", "int32")
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1  # the control program's integers
+INDEX_LIMIT = 2 ** 31
+"""The kernels count rows, columns, bytes of a row and tiles in ``uint32_t`` and step them by a
+tile or a core count (``i += GetBlockNum()``, ``r0 + tile``): below 2**31 those sums never wrap."""
 
 
 def emit_program(program: ir.Program, *, line_directives: bool = True, budget: int = UB_BUDGET) -> dict:
     """Return ``{file name: text}``: the kernels, ``control.cpp`` and ``manifest.json``."""
     return _Planner(program, line_directives, budget).run()
+
+
+def _count(n: int) -> str:
+    """A size for a message: exact up to 2**64, beyond it in the diagnostics' scientific form."""
+    return str(n) if -(2 ** 64) <= n <= 2 ** 64 else format_count(n)
 
 
 def _names_in_ops(block: ir.Block) -> set:
@@ -161,6 +171,9 @@ class _Planner:
             if isinstance(e.value, bool):
                 return "1" if e.value else "0"
             if isinstance(e.value, int):
+                if not INT64_MIN <= e.value <= INT64_MAX:
+                    raise EmitError(f"the integer {format_count(e.value)} does not fit in int64, the type of the "
+                                    "control program's scalars", span)
                 return f"INT64_C({e.value})"
             unsupported(f"non-integer scalar {e.value!r} in an offset, extent or condition", span)
         if isinstance(e, ir.Var):
@@ -216,16 +229,26 @@ class _Planner:
         if isinstance(seg, _LayoutLaunch):
             from .layout import emit_transpose_kernel
 
+            a = seg.args
+            self._check_extents(seg.regions, seg.span, (("rows", a["rows"]), ("columns", a["cols"]),
+                                                         ("matrices", a["batch"]),
+                                                         ("elements read", a["batch"] * a["stride_s"]),
+                                                         ("elements written", a["batch"] * a["stride_d"])))
             text, info = emit_transpose_kernel(budget=self.budget, **seg.args)
             src, dst = seg.regions
-            fields = [self.cexpr(src.offset, scope), self.cexpr(src.buf.numel, scope),
-                      self.cexpr(dst.offset, scope), self.cexpr(dst.buf.numel, scope)]
+            fields = [self.cexpr(src.offset, scope, seg.span), self.cexpr(src.buf.numel, scope, seg.span),
+                      self.cexpr(dst.offset, scope, seg.span), self.cexpr(dst.buf.numel, scope, seg.span)]
             return self._launch_fixed(seg.name, text, info, seg.regions, fields, seg.label, scope, depth)
         em = SegmentEmitter(seg, self.source, self.lines_on, self.budget)
-        text, info = em.emit()
+        try:
+            text, info = em.emit()
+        except EmitError as exc:  # the kernel emitter's own errors are located at the segment's first op
+            raise EmitError(exc.message, exc.span or seg.span) from None
+        regions = [r.gval for r in seg.loads + seg.stores]
+        rows, cols = info["shape"]
+        self._check_extents(regions, seg.span, (("rows", rows), ("columns", cols), ("tiles", info["tiles"])))
         self.files[f"{seg.name}.cpp"] = text
         self.kernels.append(info)
-        regions = [r.gval for r in seg.loads + seg.stores]
         fields = []
         for g in regions:
             fields += [self.cexpr(g.offset, scope, seg.span), self.cexpr(g.vr, scope, seg.span),
@@ -235,14 +258,39 @@ class _Planner:
     def _launch_cube(self, cl, scope: set, depth: int):
         from .cube import emit_matmul_kernel
 
+        spec = cl.spec
+        self._check_extents(cl.regions, cl.span, (("rows (m)", spec.m), ("columns (n)", spec.n), ("k", spec.k),
+                                                  ("matrices", spec.batch)))
         try:
             text, info = emit_matmul_kernel(cl.spec)
         except EmitError as exc:
             raise EmitError(exc.message, exc.span or cl.span) from None
+        self._check_extents((), cl.span, (("tiles", info["tiles"]),))
         regions = cl.regions
         info = dict(info, kind="cube")
         fields = [self.cexpr(g.offset, scope, cl.span) for g in regions]
         self._launch_fixed(cl.name, text, info, regions, fields, cl.label, scope, depth)
+
+    def _check_extents(self, regions, span, counts):
+        """Refuse a kernel whose sizes the emitted code cannot hold, rather than emit a literal g++
+        truncates or a loop that never ends: a tensor of more bytes than int64 counts, or
+        ``counts`` ((what, n) pairs), or the bytes of a region's row, at or over INDEX_LIMIT."""
+        counts = list(counts)
+        for g in regions:
+            size = ir.DTYPE_BYTES.get(g.dtype, 8)
+            n = gm.const(g.buf.numel)
+            if n is not None and n * size > INT64_MAX:
+                what = f"tensor @{g.buf.name}" if g.buf.kind in ("param", "local") else "an intermediate value"
+                shape = ", ".join("?" if d is None else _count(d) for d in map(gm.const, g.buf.shape))
+                raise EmitError(f"{what} of shape [{shape}] has {_count(n)} elements ({_count(n * size)} bytes): more "
+                                "than int64, the type of GM sizes and offsets, can count", span)
+            counts.append((f"bytes in a row of @{g.buf.name}" if g.buf.kind in ("param", "local") else "bytes in a row",
+                           g.ld * size))
+        for what, n in counts:
+            if n >= INDEX_LIMIT:
+                raise EmitError(f"a kernel of {_count(n)} {what}: the emitted kernels count rows, columns, the "
+                                "bytes of a row and tiles in uint32_t, below 2**31 (split the work over a "
+                                "pypto.loop of views)", span)
 
     def _launch_fixed(self, name, text, info, regions, fields, label, scope, depth):
         """A kernel with GM regions (inputs..., output last) and a flat int64 tiling array."""
