@@ -22,7 +22,25 @@ MAX_DIMS = 8
 
 
 class HostRunError(Exception):
-    """The kernel faulted on the host model (a pypto_host::HardwareFault or other error)."""
+    """The kernel faulted on the host model (a pypto_host::HardwareFault or other error);
+    ``span`` is the source span of the op, loop or branch it faulted in, when known."""
+
+    def __init__(self, message: str, span=None):
+        super().__init__(message)
+        self.message, self.span = message, span
+
+
+def _fault(lib, sites) -> HostRunError:
+    """The fault of the last ``pypto_run`` on this thread, at the site the control program was
+    running (``pypto_fault_site``, an index into the manifest's "sites")."""
+    message = lib.pypto_last_error().decode(errors="replace")
+    site = getattr(lib, "pypto_fault_site", None)  # None: a library emitted before sites existed
+    k = site() if site is not None else -1
+    if not 0 <= k < len(sites):
+        return HostRunError(message)
+    from ..ir import Span
+
+    return HostRunError(message, Span(*sites[k]))
 
 
 def _eval_dim(d):
@@ -97,7 +115,7 @@ def run_host(program, inputs: dict, *, cache_dir=None, line_directives: bool = T
     lib.pypto_last_error.restype = ctypes.c_char_p
     rc = lib.pypto_run(ptrs, svals, dvals)
     if rc != 0:
-        raise HostRunError(lib.pypto_last_error().decode(errors="replace"))
+        raise _fault(lib, manifest.get("sites", ()))
     for dst, src in copies_back:
         dst.copy_(src)
     traffic = (ctypes.c_uint64 * 4)()
@@ -132,7 +150,7 @@ def launch_layout(program, files: dict, scalars: Optional[dict] = None) -> dict:
         v = scalars.get(name, params[name].value)
         values.append(int(v) if isinstance(v, (int, bool)) or float(v).is_integer() else 0)
     return {
-        "manifest": {k: manifest[k] for k in ("buffers", "scalars", "returns") if k in manifest},
+        "manifest": {k: manifest[k] for k in ("buffers", "scalars", "returns", "sites") if k in manifest},
         "params": [{"name": p.name, "kind": p.kind, "is_output": bool(p.is_output),
                     "dtype": p.type.dtype if p.kind == "tensor" else None,
                     "dims": [_eval_dim(d) for d in p.type.shape] if p.kind == "tensor" else None}
@@ -205,6 +223,7 @@ class HostLaunch:
         self.dims = (ctypes.c_int64 * max(1, len(dims)))(*dims)
         self.scalars = (ctypes.c_int64 * max(1, len(values)))(*values)
         self.returns = [by_name[r["buffer"]] for r in manifest.get("returns") or ()]
+        self.sites = manifest.get("sites", ())
         self.lib = lib
         run = lib.pypto_run
         run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
@@ -259,7 +278,7 @@ class HostLaunch:
                     dims[pos] = args[index].shape[axis]
             rc = self._run(ptrs, self.scalars, self.dims)
             if rc != 0:
-                raise HostRunError(self.lib.pypto_last_error().decode(errors="replace"))
+                raise _fault(self.lib, self.sites)
         if copies:
             for dst, src in copies:
                 dst.copy_(src)
