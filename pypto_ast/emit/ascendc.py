@@ -619,11 +619,12 @@ class _BlockPlanner:
                 key = self.load(x, span)
                 exts.append((seg.shape2[key], self.vext[key]))
         # the result's valid extent: the smallest among operands not broadcast along each axis
+        # (an operand of extent 1 along an axis where the result has 1 is not broadcast)
         vr, vc = gm.C(shape2[0]), gm.C(shape2[1])
         for (r, c), (er, ec) in exts:
-            if r == shape2[0] and r != 1:
+            if r == shape2[0]:
                 vr = gm.emin(vr, er)
-            if c == shape2[1] and c != 1:
+            if c == shape2[1]:
                 vc = gm.emin(vc, ec)
         self.vext[res] = (vr, vc)
         operands = tuple(ir.Value(self._key(x)) if isinstance(x, (ir.Value, ir.TensorRef)) else x

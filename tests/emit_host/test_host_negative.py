@@ -292,6 +292,35 @@ def test_a_valid_extent_outside_its_view_faults_on_both_backends_at_the_view(tmp
         assert span is not None and (span.line, span.col) == (line, 14), (backend, span)
 
 
+ONE_ROW = '''
+import pypto
+F32 = pypto.DT_FP32
+
+
+@pypto.frontend.jit
+def first_rows(x: pypto.Tensor((1, 64), F32), out: pypto.Tensor((1, 64), F32), n: int):
+    pypto.set_vec_tile_shapes(1, 64)
+    for i in pypto.loop(1, name="blk", idx_name="i"):
+        a = pypto.view(x, [1, 64], [0, 0], valid_shape=[n + i, 64])
+        out[:] = a + x
+'''
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_a_one_row_value_keeps_its_valid_rows(tmp_path, n):
+    """[1, 64] with 0 valid rows inside a [1, 64] kernel: nothing to store (the host took the
+    operand for a row broadcast, stored its unread UB and wrote NaN over the output)."""
+    _, kernel = _load(_write(tmp_path, "one_row.py", ONE_ROW))
+    x = torch.randn(1, 64)
+    outs = {}
+    for backend in ("interp", "host"):
+        inputs = {"x": x.clone(), "out": torch.full((1, 64), 7.0), "n": n}
+        pipeline.run(pipeline.lower(kernel, inputs), inputs, backend)
+        outs[backend] = inputs["out"]
+    torch.testing.assert_close(outs["host"], outs["interp"])
+    torch.testing.assert_close(outs["host"], x * 2 if n else torch.full((1, 64), 7.0))
+
+
 COLUMN_WRAP = '''
 import pypto
 import torch
