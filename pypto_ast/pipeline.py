@@ -135,6 +135,7 @@ def lower_file(path: str, name: Optional[str] = None, *, shapes: Optional[dict] 
             given.tensors[param] = value
         else:
             given.scalars[param] = value
+            given.sizes.add(param)
     given.origin = "--shape" if shapes else given.origin
     return lower_kernel(scope, kdef, given, merge_loop1=merge_loop1, use_call_sites=True)
 

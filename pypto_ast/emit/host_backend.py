@@ -14,6 +14,7 @@ import json
 import threading
 from typing import Optional, Sequence
 
+from ..arguments import aliased_inputs, check_outputs, overlapping
 from .build import load_library
 from .host_runtime import build_program
 _DTYPES = {"fp32": "float32", "fp16": "float16", "int32": "int32", "bf16": "bfloat16", "int8": "int8",
@@ -68,6 +69,10 @@ def run_host(program, inputs: dict, *, cache_dir=None, line_directives: bool = T
 
     buffers, copies_back, dims = [], [], []
     by_name = {}
+    tensor_params = [p for p in program.params if p.kind == "tensor"]
+    check_outputs([p.name for p in tensor_params], [inputs.get(p.name) for p in tensor_params],
+                  [p.is_output for p in tensor_params], f"{program.name}(): ")
+    slots = []  # (slot in buffers, is output) of each parameter
     for b in manifest["buffers"]:
         name = b["name"]
         want = getattr(torch, _DTYPES[b["dtype"]])
@@ -87,6 +92,7 @@ def run_host(program, inputs: dict, *, cache_dir=None, line_directives: bool = T
                     copies_back.append((t, c))
                 t = c
             shape = list(t.shape)
+            slots.append((len(buffers), p.is_output))
         else:
             shape = b["shape"]
             if any(d is None for d in shape):
@@ -103,6 +109,8 @@ def run_host(program, inputs: dict, *, cache_dir=None, line_directives: bool = T
     for name in manifest["scalars"]:
         v = inputs.get(name, params[name].value)
         scalars.append(int(v) if isinstance(v, (int, bool)) or float(v).is_integer() else 0)
+    for k in aliased_inputs([buffers[slot] for slot, _ in slots], [out for _, out in slots]):
+        buffers[slots[k][0]] = buffers[slots[k][0]].clone()  # read as it was at the call
 
     # Arguments are checked above, before anything is compiled.
     sources = {n: t for n, t in files.items() if n.endswith(".cpp")}
@@ -150,7 +158,7 @@ def launch_layout(program, files: dict, scalars: Optional[dict] = None) -> dict:
         v = scalars.get(name, params[name].value)
         values.append(int(v) if isinstance(v, (int, bool)) or float(v).is_integer() else 0)
     return {
-        "manifest": {k: manifest[k] for k in ("buffers", "scalars", "returns", "sites") if k in manifest},
+        "manifest": {k: manifest[k] for k in ("program", "buffers", "scalars", "returns", "sites") if k in manifest},
         "params": [{"name": p.name, "kind": p.kind, "is_output": bool(p.is_output),
                     "dtype": p.type.dtype if p.kind == "tensor" else None,
                     "dims": [_eval_dim(d) for d in p.type.shape] if p.kind == "tensor" else None}
@@ -224,6 +232,10 @@ class HostLaunch:
         self.scalars = (ctypes.c_int64 * max(1, len(values)))(*values)
         self.returns = [by_name[r["buffer"]] for r in manifest.get("returns") or ()]
         self.sites = manifest.get("sites", ())
+        # the parameters in self.args order, for the argument rules (pypto_ast/arguments.py)
+        self.arg_names = [buffers[slot]["name"] for slot, _, _ in self.args]
+        self.arg_outputs = [is_output for _, _, is_output in self.args]
+        self.who = f"{manifest.get('program', 'kernel')}(): "
         self.lib = lib
         run = lib.pypto_run
         run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
@@ -253,8 +265,11 @@ class HostLaunch:
         keep = None
         with self._lock:
             ptrs = self.ptrs
+            spans = []  # the byte range each argument's pointer covers
             for slot, index, is_output in self.args:
                 t = args[index]
+                if is_output and t.requires_grad:
+                    check_outputs(self.arg_names, [args[i] for _, i, _ in self.args], self.arg_outputs, self.who)
                 if not t.is_contiguous():
                     c = t.contiguous()
                     if is_output:
@@ -263,7 +278,13 @@ class HostLaunch:
                     keep = keep or []
                     keep.append(c)
                     t = c
-                ptrs[slot] = t.data_ptr()
+                p = ptrs[slot] = t.data_ptr()
+                spans.append((p, p + t.nbytes))
+            for k in overlapping(spans, self.arg_outputs):  # read as it was at the call
+                c = args[self.args[k][1]].contiguous().clone()
+                keep = keep or []
+                keep.append(c)
+                ptrs[self.args[k][0]] = c.data_ptr()
             for t in self.nan_fill:
                 t.fill_(float("nan"))
             fresh = None

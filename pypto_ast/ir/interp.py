@@ -110,6 +110,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from ..arguments import aliased_inputs, check_outputs
 from .nodes import (
     BinExpr, Block, Branch, Const, Loop, Op, Program, Read, Return, ShapeOf, Span, TensorRef,
     UnExpr, Value, Var,
@@ -225,6 +226,16 @@ class _Machine:
                     if want != t.shape[axis]:
                         raise self.err(f"parameter {p.name!r} is declared with dim {axis} = "
                                        f"{want} but got shape {tuple(t.shape)}")
+        # the rules every backend applies to tensor arguments (pypto_ast/arguments.py): outputs
+        # autograd forbids writing are refused; inputs sharing an output's memory are read as
+        # they were at the call
+        params = [p for p in self.program.params if p.kind == "tensor"]
+        names = [p.name for p in params]
+        tensors = [self.tensors[name] for name in names]
+        outputs = [p.is_output for p in params]
+        check_outputs(names, tensors, outputs, f"{self.program.name}(): ")
+        for i in aliased_inputs(tensors, outputs):
+            self.tensors[names[i]] = tensors[i].clone()
         for local in self.program.locals:
             shape = self.shape_of(local.type.shape, "local shape")
             dtype = self.torch_dtype(local.type.dtype)

@@ -317,3 +317,37 @@ def test_a_scalar_past_int64_in_the_control_program_is_refused_at_its_line(tmp_p
     text = output + err
     assert code == 1, text  # it wrote INT64_C(1000000000000000000000000000000), which g++ rejects
     assert "error[PTO109] the integer 1.0e+30 does not fit in int64" in text and "gate.py:10:8" in text, text
+
+
+NUMBER = '''
+import pypto
+import torch
+F32 = pypto.DT_FP32
+
+
+@pypto.frontend.jit
+def add1(x: pypto.Tensor((16, 64), F32), out: pypto.Tensor((16, 64), F32)):
+    pypto.set_vec_tile_shapes(16, 64)
+    out[:] = x + 1.0
+
+
+def example_inputs():
+    return {"x": 5, "out": torch.zeros(16, 64)}
+
+
+def reference(x, out):
+    return {"out": out + 1.0}
+'''
+
+
+def test_run_with_a_number_where_a_tensor_is_says_it_must_be_a_tensor(tmp_path):
+    kernel = tmp_path / "number.py"
+    kernel.write_text(NUMBER)
+    code, output, err = _invoke(kernel, "--run", "--backend", "interp")
+    text = output + err
+    assert code == 1, text
+    assert "error[PTO106] argument `x` must be a tensor" in text and "got int 5" in text, text
+    assert "number.py:8:10" in text and "rank" not in text, text  # at the parameter; not "declared with rank 2"
+    # --shape x=16 still gives a tensor parameter a one-dimensional shape
+    code, output, err = _invoke(kernel, "--shape", "x=16", "--emit", "ir")
+    assert code == 1 and "tensor `x` is declared with rank 2 but the argument has shape [16]" in output + err

@@ -84,6 +84,9 @@ WRONG = {
     "shape": (lambda x, y, out: ((x, torch.randn(16, 32), out), {}), ValueError, "`y`.*\\[16, 64\\]"),
     "rank": (lambda x, y, out: ((x, y.reshape(16, 64, 1), out), {}), ValueError, "`y`.*rank 2"),
     "not a tensor": (lambda x, y, out: ((x, 3.0, out), {}), TypeError, "`y`.*torch.Tensor"),
+    # an int where a tensor is: not a one-dimensional shape (that is --shape x=5 only)
+    "a number": (lambda x, y, out: ((5, y, out), {}), TypeError, r"^add\(\): argument `x` must be a tensor "
+                                                                 r"\(a torch.Tensor: .*\), got int 5$"),
     "device": (lambda x, y, out: ((x, torch.empty(16, 64, device="meta"), out), {}), ValueError, "`y`.*meta"),
 }
 
