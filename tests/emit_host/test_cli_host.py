@@ -351,3 +351,15 @@ def test_run_with_a_number_where_a_tensor_is_says_it_must_be_a_tensor(tmp_path):
     # --shape x=16 still gives a tensor parameter a one-dimensional shape
     code, output, err = _invoke(kernel, "--shape", "x=16", "--emit", "ir")
     assert code == 1 and "tensor `x` is declared with rank 2 but the argument has shape [16]" in output + err
+
+
+@pytest.mark.parametrize("backend", ["interp", pytest.param("host", marks=needs_cxx)])
+def test_run_refuses_an_output_that_requires_grad_on_both_backends(tmp_path, backend):
+    kernel = tmp_path / "grad.py"
+    kernel.write_text(NUMBER.replace('"x": 5, "out": torch.zeros(16, 64)',
+                                     '"x": torch.ones(16, 64), "out": torch.zeros(16, 64, requires_grad=True)'))
+    code, output, err = _invoke(kernel, "--run", "--backend", backend)
+    text = output + err
+    assert code == 2, text  # could not run: the host wrote it and said ok, the interpreter faulted in its store
+    assert ("add1(): argument `out` is an output but a leaf tensor that requires grad: the kernel writes it in "
+            "place, which autograd forbids") in text, text
