@@ -363,3 +363,27 @@ def test_run_refuses_an_output_that_requires_grad_on_both_backends(tmp_path, bac
     assert code == 2, text  # could not run: the host wrote it and said ok, the interpreter faulted in its store
     assert ("add1(): argument `out` is an output but a leaf tensor that requires grad: the kernel writes it in "
             "place, which autograd forbids") in text, text
+
+
+EMPTY_VIEW = '''
+import pypto
+F32 = pypto.DT_FP32
+
+
+@pypto.frontend.jit
+def empty(x: pypto.Tensor((4, 64), F32), b: pypto.Tensor((1, 64), F32), out: pypto.Tensor((4, 64), F32)):
+    pypto.set_vec_tile_shapes(1, 64)
+    a = pypto.view(x, [0, 64], [0, 0])
+    c = a + b
+    pypto.assemble(c, [0, 0], out)
+'''
+
+
+def test_a_kernel_emitter_error_is_located_at_its_kernel(tmp_path):
+    # the vector emitter's own errors carry no span: they are reported at the kernel's first op
+    kernel = tmp_path / "empty.py"
+    kernel.write_text(EMPTY_VIEW)
+    code, output, err = _invoke(kernel, "--emit", "ascendc", "-o", tmp_path / "gen")
+    text = output + err
+    assert code == 1 and "error[PTO109] value %0 of shape [0, 64] inside a [1, 64] kernel" in text, text
+    assert "empty.py:10:9" in text and "10 |     c = a + b" in text, text  # it said empty.py:1:1
