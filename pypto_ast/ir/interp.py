@@ -5,7 +5,9 @@ deliberate; change one only together with its test in ``tests/interp/``.
 
 Entry point: ``run_program(program, inputs)``. ``inputs`` maps parameter names to values:
 tensor parameters are the caller's torch tensors (outputs are written *in place*, and only
-in the regions the program assembles into); scalar parameters are Python numbers bound to
+in the regions the program assembles into; an input whose memory overlaps an output's is read
+as it was at the call, and an output that is a leaf requiring grad raises ``ArgumentError``,
+the rules of ``pypto_ast/arguments.py`` every backend shares); scalar parameters are Python numbers bound to
 ``Var(name)`` (a missing one falls back to ``Param.value``). The result is the value of the
 program's ``Return`` node (one tensor, or a tuple for several; each is the value's *valid*
 data) or ``None`` when the program has no ``Return``. Every runtime
