@@ -521,6 +521,7 @@ def _kernel_error(exc, scope):
 
 
 _ARGUMENT_ERRORS = (
+    (re.compile(r"^argument `(?P<name>\w+)` must be a tensor"), TypeError),
     (re.compile(r"^tensor `(?P<name>\w+)` is declared (?P<want>\w+) but the argument is (?P<got>\w+)$"), TypeError),
     (re.compile(r"^tensor `(?P<name>\w+)` is declared with rank \d+ but the argument has shape"), ValueError),
     (re.compile(r"^tensor `(?P<name>\w+)` is declared \[.*\] but the argument has shape"), ValueError),
@@ -537,7 +538,8 @@ def _raise_argument_error(qualname: str, exc) -> None:
     for pattern, kind in _ARGUMENT_ERRORS:
         match = pattern.match(message)
         if match:
-            raise kind(f"{qualname}(): argument `{match['name']}`: {message}") from None
+            named = "" if message.startswith("argument `") else f"argument `{match['name']}`: "
+            raise kind(f"{qualname}(): {named}{message}") from None
 
 
 _DT = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "int8": "int8", "uint8": "uint8",
@@ -546,7 +548,10 @@ _DT = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "int8": "int8",
 
 def _check_arguments(qualname: str, program, inputs: dict, torch) -> None:
     """Every argument against the lowered program: tensors where it has tensor parameters, of
-    its dtype and rank, equal to its static dims; no tensor for a build-time scalar."""
+    its dtype and rank, equal to its static dims; no tensor for a build-time scalar; outputs the
+    backends may write (``arguments.check_outputs``, which the backends apply on warm calls)."""
+    from .arguments import check_outputs
+
     for p in program.params:
         v = inputs.get(p.name, _MISSING)
         if p.kind == "tensor":
@@ -562,6 +567,9 @@ def _check_arguments(qualname: str, program, inputs: dict, torch) -> None:
                 raise ValueError(f"{qualname}(): argument `{p.name}` must have shape {shown}, got {list(v.shape)}")
         elif isinstance(v, torch.Tensor):
             raise TypeError(f"{qualname}(): argument `{p.name}` is a build-time scalar, got a tensor")
+    tensors = [p for p in program.params if p.kind == "tensor"]
+    check_outputs([p.name for p in tensors], [inputs[p.name] for p in tensors], [p.is_output for p in tensors],
+                  f"{qualname}(): ")
 
 
 def _dynamic_mask(program, names: tuple):

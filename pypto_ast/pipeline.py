@@ -141,6 +141,7 @@ def lower_file(path: str, name: Optional[str] = None, *, shapes: Optional[dict] 
             given.tensors[param] = value
         else:
             given.scalars[param] = value
+            given.sizes.add(param)
     given.origin = "--shape" if shapes else given.origin
     return lower_kernel(scope, kdef, given, merge_loop1=merge_loop1, use_call_sites=True)
 
@@ -239,7 +240,8 @@ def run(program, inputs: dict, backend: str = "interp", *, soc: Optional[str] = 
     None is returned).  For ``host``, ``stats`` (if given) receives the GM traffic
     (``gm_to_ub_bytes``, ``ub_to_gm_bytes``, ``*_calls``) and ``min_bytes`` (every tensor the
     kernels read, read once, plus every tensor they write, written once).  Constructs the host backend does not
-    support, a plan over the ``soc``'s UB budget and device faults raise ``KernelErrors``.
+    support, a plan over the ``soc``'s UB budget and device faults raise ``KernelErrors``; tensor
+    arguments no backend runs with (``arguments.py``) raise ``ArgumentError`` on both backends.
     ``progress`` (a callable taking one line) hears about compiler runs that a build needs."""
     if backend == "interp":
         from .ir.interp import run_program
@@ -247,6 +249,7 @@ def run(program, inputs: dict, backend: str = "interp", *, soc: Optional[str] = 
         return run_program(program, inputs)
     if backend != "host":
         raise PipelineError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)})")
+    from .arguments import ArgumentError
     from .emit.build import BuildError
     from .emit.host_backend import HostRunError, run_host
 
@@ -257,6 +260,8 @@ def run(program, inputs: dict, backend: str = "interp", *, soc: Optional[str] = 
         raise KernelErrors([(f"host backend: {exc}", getattr(exc, "span", None))], None, code="PTO111") from None
     except BuildError as exc:
         raise PipelineError(f"building the host library failed: {exc}") from None
+    except ArgumentError:  # refused as the interpreter refuses it (pypto_ast/arguments.py)
+        raise
     except ValueError as exc:
         raise PipelineError(f"host backend: {exc}") from None
     if stats is not None:

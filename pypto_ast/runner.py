@@ -49,11 +49,15 @@ def run_and_compare(module, kernel, inputs: dict, *, backend: str = "interp", me
     pristine = {k: _clone(v) for k, v in inputs.items()}
     program = kernel if isinstance(kernel, Program) else pipeline.lower(kernel, inputs, merge_loop1=merge_loop1)
     stats: dict = {}
+    from .arguments import ArgumentError
+
     try:
         if backend == "host":
             returned = pipeline.run(program, inputs, backend, soc=soc, stats=stats, progress=progress)
         else:
             returned = pipeline.run(program, inputs, backend)
+    except ArgumentError as exc:  # the example's tensors: could not run, on either backend
+        raise pipeline.PipelineError(str(exc), getattr(module, "__file__", None)) from None
     except pipeline.KernelErrors as exc:
         if backend != "host":
             raise pipeline.KernelErrors([(f"{backend} backend: {exc}", getattr(exc, "span", None))],

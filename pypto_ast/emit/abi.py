@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-MANIFEST_KEYS = ("buffers", "scalars", "returns")
-"""The parts of ``manifest.json`` a launch needs."""
+MANIFEST_KEYS = ("program", "buffers", "scalars", "returns", "sites")
+"""The parts of ``manifest.json`` a launch needs (``sites``: where a fault is reported)."""
 
 
 def param_layout(program) -> list:

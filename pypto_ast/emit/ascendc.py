@@ -9,11 +9,14 @@ the AI CPU side, and a manifest.
   several kernels only where it must be: at a matmul, at a change of iteration shape, or when
   a kernel would read GM that the same kernel writes (docs/design.md §6).
 * ``control.cpp`` — ``extern "C" int pypto_run(void** tensors, const int64_t* scalars,
-  const int64_t* dims)``: the loop/branch tree, evaluating each launch's tiling (offsets,
-  valid extents, sizes) and calling ``pypto_host::Launch``; faults are caught and reported via
-  ``pypto_last_error()``; GM traffic summed over launches via ``pypto_traffic``.
+  const int64_t* dims)``: the loop/branch tree, checking each block's view and store regions
+  as the interpreter does (``pypto_host::CheckRegion``), evaluating each launch's tiling
+  (offsets, valid extents, sizes) and calling ``pypto_host::Launch``; faults are caught and
+  reported via ``pypto_last_error()``, at the source span ``pypto_fault_site()`` names; GM
+  traffic summed over launches via ``pypto_traffic``.
 * ``manifest.json`` — the tensor table (parameters, locals, workspaces, returned values),
-  kernels and their GM regions.
+  kernels and their GM regions, and the "sites": the source spans (line, col, end line, end
+  col) of the ops, loops and branches the control program runs.
 
 Values that cross kernels (or blocks) go through GM workspaces; ``pypto.tensor`` locals are
 GM buffers the runtime allocates.  Anything outside the supported subset raises
@@ -26,21 +29,31 @@ import json
 import math
 
 from .. import ir
+from ..diagnostics import format_count
 from . import abi, gm
 from .errors import EmitError, unsupported
 from .gm import GVal
-from .vector import CTYPE, REDUCE, VECTOR_OPS, Load, Segment, SegmentEmitter, Store
+from .vector import CTYPE, ES, REDUCE, VECTOR_OPS, Load, Segment, SegmentEmitter, Store
 
 __all__ = ["EmitError", "emit_program", "UB_BUDGET", "CTYPE"]
 
 UB_BUDGET = 184 * 1024  # emitter budget (ascendc.md §1.2 / §15)
 MAX_DIMS = 8
 SUPPORTED_DTYPES = ("fp32", "fp16", "int32")
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1  # the control program's integers
+INDEX_LIMIT = 2 ** 31
+"""The kernels count rows, columns, bytes of a row and tiles in ``uint32_t`` and step them by a
+tile or a core count (``i += GetBlockNum()``, ``r0 + tile``): below 2**31 those sums never wrap."""
 
 
 def emit_program(program: ir.Program, *, line_directives: bool = True, budget: int = UB_BUDGET) -> dict:
     """Return ``{file name: text}``: the kernels, ``control.cpp`` and ``manifest.json``."""
     return _Planner(program, line_directives, budget).run()
+
+
+def _count(n: int) -> str:
+    """A size for a message: exact up to 2**64, beyond it in the diagnostics' scientific form."""
+    return str(n) if -(2 ** 64) <= n <= 2 ** 64 else format_count(n)
 
 
 def _names_in_ops(block: ir.Block) -> set:
@@ -73,6 +86,7 @@ class _Planner:
         self.ws_count = 0
         self.L: list = []
         self.decls: list = []
+        self.sites: dict = {}  # (line, col, end_line, end_col) -> index: the manifest's "sites"
         # names each block's ops use, to know which values must outlive their block
         self.block_uses = {b.name: _names_in_ops(b) for b in ir.blocks(program)}
         self.returned = set()
@@ -103,6 +117,7 @@ class _Planner:
                          "shape": [gm.const(d) for d in b.shape]} for b in self.buffers],
             "returns": self.returns,
             "kernels": self.kernels,
+            "sites": [list(span) for span in self.sites],
         }
         self.files["control.cpp"] = self._control_text(abi.layout_digest(manifest, abi.param_layout(self.p)))
         self.files["manifest.json"] = json.dumps(manifest, indent=1) + "\n"
@@ -117,6 +132,7 @@ class _Planner:
                 start = self.cexpr(node.start, scope, node.span)
                 stop = self.cexpr(node.stop, scope, node.span)
                 step = self.cexpr(node.step, scope, node.span)
+                L.append(self.site(node.span, ind))
                 L.append(f"{ind}{{  // loop {node.var} ({node.name or node.kind})")
                 L.append(f"{ind}    const int64_t stop_{node.var} = {stop}, step_{node.var} = {step};")
                 L.append(f"{ind}    if (step_{node.var} == 0) pypto_host::Fault(\"loop {node.var}: zero step\");")
@@ -126,6 +142,7 @@ class _Planner:
                 L.append(f"{ind}    }}")
                 L.append(f"{ind}}}")
             elif isinstance(node, ir.Branch):
+                L.append(self.site(node.span, ind))
                 L.append(f"{ind}if ({self.cexpr(node.cond, scope, node.span)}) {{")
                 self.region(node.then, dict(env), scope, depth + 1)
                 if node.orelse:
@@ -161,6 +178,9 @@ class _Planner:
             if isinstance(e.value, bool):
                 return "1" if e.value else "0"
             if isinstance(e.value, int):
+                if not INT64_MIN <= e.value <= INT64_MAX:
+                    raise EmitError(f"the integer {format_count(e.value)} does not fit in int64, the type of the "
+                                    "control program's scalars", span)
                 return f"INT64_C({e.value})"
             unsupported(f"non-integer scalar {e.value!r} in an offset, extent or condition", span)
         if isinstance(e, ir.Var):
@@ -216,54 +236,97 @@ class _Planner:
         if isinstance(seg, _LayoutLaunch):
             from .layout import emit_transpose_kernel
 
+            a = seg.args
+            self._check_extents(seg.regions, seg.span, (("rows", a["rows"]), ("columns", a["cols"]),
+                                                         ("matrices", a["batch"]),
+                                                         ("elements read", a["batch"] * a["stride_s"]),
+                                                         ("elements written", a["batch"] * a["stride_d"])))
             text, info = emit_transpose_kernel(budget=self.budget, **seg.args)
             src, dst = seg.regions
-            fields = [self.cexpr(src.offset, scope), self.cexpr(src.buf.numel, scope),
-                      self.cexpr(dst.offset, scope), self.cexpr(dst.buf.numel, scope)]
-            return self._launch_fixed(seg.name, text, info, seg.regions, fields, seg.label, scope, depth)
+            fields = [self.cexpr(src.offset, scope, seg.span), self.cexpr(src.buf.numel, scope, seg.span),
+                      self.cexpr(dst.offset, scope, seg.span), self.cexpr(dst.buf.numel, scope, seg.span)]
+            return self._launch_fixed(seg.name, text, info, seg.regions, fields, seg.label, scope, depth, seg.span)
         em = SegmentEmitter(seg, self.source, self.lines_on, self.budget)
-        text, info = em.emit()
+        try:
+            text, info = em.emit()
+        except EmitError as exc:  # the kernel emitter's own errors are located at the segment's first op
+            raise EmitError(exc.message, exc.span or seg.span) from None
+        regions = [r.gval for r in seg.loads + seg.stores]
+        rows, cols = info["shape"]
+        self._check_extents(regions, seg.span, (("rows", rows), ("columns", cols), ("tiles", info["tiles"])))
         self.files[f"{seg.name}.cpp"] = text
         self.kernels.append(info)
-        regions = [r.gval for r in seg.loads + seg.stores]
         fields = []
         for g in regions:
             fields += [self.cexpr(g.offset, scope, seg.span), self.cexpr(g.vr, scope, seg.span),
                        self.cexpr(g.vc, scope, seg.span), self.cexpr(g.buf.numel, scope, seg.span)]
-        self._launch_lines(seg.name, info["num_blocks"], regions, fields, seg.label, depth)
+        self._launch_lines(seg.name, info["num_blocks"], regions, fields, seg.label, depth, seg.span)
 
     def _launch_cube(self, cl, scope: set, depth: int):
         from .cube import emit_matmul_kernel
 
+        spec = cl.spec
+        self._check_extents(cl.regions, cl.span, (("rows (m)", spec.m), ("columns (n)", spec.n), ("k", spec.k),
+                                                  ("matrices", spec.batch)))
         try:
             text, info = emit_matmul_kernel(cl.spec)
         except EmitError as exc:
             raise EmitError(exc.message, exc.span or cl.span) from None
+        self._check_extents((), cl.span, (("tiles", info["tiles"]),))
         regions = cl.regions
         info = dict(info, kind="cube")
         fields = [self.cexpr(g.offset, scope, cl.span) for g in regions]
-        self._launch_fixed(cl.name, text, info, regions, fields, cl.label, scope, depth)
+        self._launch_fixed(cl.name, text, info, regions, fields, cl.label, scope, depth, cl.span)
 
-    def _launch_fixed(self, name, text, info, regions, fields, label, scope, depth):
+    def _check_extents(self, regions, span, counts):
+        """Refuse a kernel whose sizes the emitted code cannot hold, rather than emit a literal g++
+        truncates or a loop that never ends: a tensor of more bytes than int64 counts, or
+        ``counts`` ((what, n) pairs), or the bytes of a region's row, at or over INDEX_LIMIT."""
+        counts = list(counts)
+        for g in regions:
+            size = ir.DTYPE_BYTES.get(g.dtype, 8)
+            n = gm.const(g.buf.numel)
+            if n is not None and n * size > INT64_MAX:
+                what = f"tensor @{g.buf.name}" if g.buf.kind in ("param", "local") else "an intermediate value"
+                shape = ", ".join("?" if d is None else _count(d) for d in map(gm.const, g.buf.shape))
+                raise EmitError(f"{what} of shape [{shape}] has {_count(n)} elements ({_count(n * size)} bytes): more "
+                                "than int64, the type of GM sizes and offsets, can count", span)
+            counts.append((f"bytes in a row of @{g.buf.name}" if g.buf.kind in ("param", "local") else "bytes in a row",
+                           g.ld * size))
+        for what, n in counts:
+            if n >= INDEX_LIMIT:
+                raise EmitError(f"a kernel of {_count(n)} {what}: the emitted kernels count rows, columns, the "
+                                "bytes of a row and tiles in uint32_t, below 2**31 (split the work over a "
+                                "pypto.loop of views)", span)
+
+    def _launch_fixed(self, name, text, info, regions, fields, label, scope, depth, span):
         """A kernel with GM regions (inputs..., output last) and a flat int64 tiling array."""
         self.files[f"{name}.cpp"] = text
         info = dict(info, file=f"{name}.cpp", block=label.split()[0],
                     tiling=[{"index": i, "tensor": g.buf.name, "buffer_kind": g.buf.kind,
                              "dir": "out" if i == len(regions) - 1 else "in"} for i, g in enumerate(regions)])
         self.kernels.append(info)
-        self._launch_lines(name, info["num_blocks"], regions, fields, label, depth)
+        self._launch_lines(name, info["num_blocks"], regions, fields, label, depth, span)
 
-    def _launch_lines(self, name, num_blocks, regions, fields, label, depth):
+    def _launch_lines(self, name, num_blocks, regions, fields, label, depth, span):
         """Control-program lines for one launch: its tiling array and the Launch call."""
         ind = "    " * depth
         args = ", ".join(f"(GM_ADDR)tensors[{g.buf.index}]" for g in regions)
         self.L.append(f"{ind}{{  // {label}: kernel {name}")
+        self.L.append(self.site(span, ind + "    "))
         self.L.append(f"{ind}    int64_t tiling[{len(fields)}] = {{{', '.join(fields)}}};")
         self.L.append(f"{ind}    pypto_host::Launch({num_blocks}, {name}, {args}, (GM_ADDR)tiling);")
         self.L.append(f"{ind}    pypto_account();")
         self.L.append(f"{ind}}}")
         self.decls.append(f'extern "C" __global__ __aicore__ void {name}('
                           + ", ".join("GM_ADDR" for _ in regions) + ", GM_ADDR tiling);")
+
+    def site(self, span, ind: str) -> str:
+        """The control-program line saying what runs next: ``pypto_site`` indexes the manifest's
+        "sites" (source spans), so a fault is reported at the op, loop or branch it happened in."""
+        k = -1 if span is None else self.sites.setdefault((span.line, span.col, span.end_line, span.end_col),
+                                                           len(self.sites))
+        return f"{ind}pypto_site = {k};"
 
     def _control_text(self, layout: str) -> str:
         """The control program; ``layout`` is the digest of its launch ABI (``abi.layout_digest``)."""
@@ -272,6 +335,10 @@ class _Planner:
         L = [f"// Generated by pypto-ast: control program of {self.p.name} ({self.source}); runs on the host / AI CPU.",
              '#include "kernel_operator.h"', ""]
         L += decls
+        L += ["", "// What runs now, an index into the manifest's \"sites\" (set before every loop, branch, region check",
+              "// and launch): a fault is reported at that source span.",
+              "static thread_local int pypto_site = -1;",
+              'extern "C" int pypto_fault_site() { return pypto_site; }']
         L += ["", "namespace {", "uint64_t g_traffic[4];", "struct PyptoReturn {};",
               "struct PyptoArgs { void** tensors; const int64_t* scalars; const int64_t* dims; };",
               "inline int64_t pypto_floordiv(int64_t a, int64_t b) { int64_t q = a / b; "
@@ -318,6 +385,7 @@ class _BlockPlanner:
         self.nokeep: set = set()  # reductions without keepdim (shape [R], stored per row)
         self.colreduce: set = set()  # reductions over the rows ([R, C] -> [1, C])
         self.done: list = []  # closed segments, launched in order at the end
+        self.checks: list = []  # (span, control-program line): region checks, run before the block's kernels
 
     # -- segment management --------------------------------------------------------------
     def seg(self) -> Segment:
@@ -374,6 +442,10 @@ class _BlockPlanner:
             if self.used_later(name):
                 self.materialize(name)
         self.close()
+        ind = "    " * self.depth
+        for span, line in self.checks:  # every view and store of the block, as the interpreter checks them
+            self.P.L.append(self.P.site(span, ind))
+            self.P.L.append(ind + line)
         for seg in self.done:  # kernels whose results nobody stores are dead
             if seg.stores:
                 self.P.launch(seg, self.scope, self.depth)
@@ -406,6 +478,7 @@ class _BlockPlanner:
             shape = gm.static_dims(op.attr("shape"), span, "view shape")
             valid = op.attr("valid_shape")
             self.env[op.results[0]] = gm.view(g, tuple(op.attr("offsets")), shape, valid, span, named)
+            self._check_view(src, g, named, tuple(op.attr("offsets")), shape, valid, span)
             return
         if code == "reshape":
             g = self.gval_of(op.operands[0], span)
@@ -427,6 +500,37 @@ class _BlockPlanner:
         if code not in VECTOR_OPS:
             unsupported(f"op '{code}'", span)
         self.vector_op(op)
+
+    # -- region checks -------------------------------------------------------------------
+    def _check_view(self, src, g: GVal, named: bool, offsets: tuple, shape: tuple, valid, span):
+        """A view's region, checked by the control program as the interpreter checks it: its
+        extent is the tensor's dims, or the source value's valid extent (its declared shape
+        without ``valid_shape``, where the valid data is clipped instead)."""
+        if named:
+            kind, extent = gm.VIEW_OF_TENSOR, g.buf.shape
+        else:
+            kind = gm.VIEW_OF_VALUE
+            extent = gm.valid_dims(g.vr, g.vc, g.shape) if valid is not None else g.shape
+        name = f"@{src.name}" if named else f"%{src.name}"
+        self._check_region(kind, name, offsets, shape, None if valid is None else tuple(valid), extent, span)
+
+    def _check_region(self, kind: str, name: str, offsets, shape, valid, extent, span):
+        """Queue ``pypto_host::CheckRegion`` for a region unless it certainly holds (a fault
+        there names the op: the line runs under its site)."""
+        n = len(shape)
+        if extent is None or len(extent) != n or len(offsets) != n or (valid is not None and len(valid) != n):
+            return  # not a region the interpreter's rules apply to as given; the emitter refuses or clips it
+        if gm.region_holds(kind, offsets, shape, valid, extent):
+            return
+
+        def array(name, values):
+            return f"{name}[{n}] = {{{', '.join(self.P.cexpr(v, self.scope, span) for v in values)}}}"
+
+        arrays = [array("o", offsets), array("s", shape), array("e", extent)]
+        if valid is not None:
+            arrays.append(array("v", valid))
+        self.checks.append((span, f"{{ const int64_t {', '.join(arrays)}; pypto_host::CheckRegion(pypto_host::Region::"
+                                  f"{kind}, \"{name}\", {n}, o, s, {'v' if valid is not None else 'nullptr'}, e); }}"))
 
     # -- vector ops ----------------------------------------------------------------------
     def _shape2_of_result(self, op) -> tuple:
@@ -518,11 +622,12 @@ class _BlockPlanner:
                 key = self.load(x, span)
                 exts.append((seg.shape2[key], self.vext[key]))
         # the result's valid extent: the smallest among operands not broadcast along each axis
+        # (an operand of extent 1 along an axis where the result has 1 is not broadcast)
         vr, vc = gm.C(shape2[0]), gm.C(shape2[1])
         for (r, c), (er, ec) in exts:
-            if r == shape2[0] and r != 1:
+            if r == shape2[0]:
                 vr = gm.emin(vr, er)
-            if c == shape2[1] and c != 1:
+            if c == shape2[1]:
                 vc = gm.emin(vc, ec)
         self.vext[res] = (vr, vc)
         operands = tuple(ir.Value(self._key(x)) if isinstance(x, (ir.Value, ir.TensorRef)) else x
@@ -604,6 +709,9 @@ class _BlockPlanner:
             self.load(val, span)
         seg = self.ub.get(name) or self.cur
         vr, vc = self.vext[name]
+        if buf.kind in ("param", "local"):  # the store's region, checked as the interpreter checks an assemble
+            stored = (vr,) if name in self.nokeep else gm.valid_dims(vr, vc, shape)
+            self._check_region(gm.ASSEMBLE, f"@{buf.name}", offsets, shape, stored, buf.shape, span)
         region.vr, region.vc = gm.emin(region.vr, vr), gm.emin(region.vc, vc)
         # a kernel reading another region of the destination cannot also write it (other cores)
         if any(ld.gval.buf.name == buf.name and not ld.gval.same_region(region) for ld in seg.loads):

@@ -245,3 +245,36 @@ def reshape(src: GVal, shape: tuple, span) -> GVal:
         unsupported("reshape of a partially valid value", span)
     rows, cols = flat2(shape)
     return GVal(src.buf, src.offset, rows, cols, cols, C(rows), C(cols), src.dtype, tuple(shape))
+
+
+def valid_dims(vr, vc, shape: tuple):
+    """The N-D valid extent of a value of static ``shape`` whose 2-D form has ``vr x vc`` valid,
+    or None when the 2-D form does not say it (a partial row count of a rank-3 value)."""
+    n = len(shape)
+    if n <= 1:
+        return (vc,) * n
+    if n == 2:
+        return vr, vc
+    if const(vr) == math.prod(shape[:-1]):
+        return tuple(C(d) for d in shape[:-1]) + (vc,)
+    return None
+
+
+VIEW_OF_TENSOR, VIEW_OF_VALUE, ASSEMBLE = "ViewOfTensor", "ViewOfValue", "Assemble"
+
+
+def region_holds(kind: str, offsets, shape, valid, extent) -> bool:
+    """Whether a region is certain to pass the control program's check (the interpreter's
+    rules for a view or an assemble, ``pypto_host::CheckRegion``): False when it may fail,
+    including when any of its numbers is known only at run time."""
+    values = [const(e) for e in tuple(offsets) + tuple(shape) + tuple(valid or ()) + tuple(extent)]
+    if None in values:
+        return False
+    n = len(offsets)
+    o, s, e = values[:n], values[n:2 * n], values[-n:]
+    v = values[2 * n:3 * n] if valid is not None else s
+    if kind == ASSEMBLE:
+        return all(0 <= a and a + b <= c for a, b, c in zip(o, v, e))
+    if any(a < 0 for a in o) or any(b < 0 or b > c for b, c in zip(v, s)):
+        return False
+    return all(a + b <= c for a, b, c in zip(o, v, e))

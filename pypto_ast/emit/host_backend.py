@@ -14,6 +14,7 @@ import json
 import threading
 from typing import Optional, Sequence
 
+from ..arguments import aliased_inputs, check_outputs, overlapping
 from . import abi
 from .build import load_library
 from .host_runtime import build_program
@@ -23,7 +24,25 @@ MAX_DIMS = 8
 
 
 class HostRunError(Exception):
-    """The kernel faulted on the host model (a pypto_host::HardwareFault or other error)."""
+    """The kernel faulted on the host model (a pypto_host::HardwareFault or other error);
+    ``span`` is the source span of the op, loop or branch it faulted in, when known."""
+
+    def __init__(self, message: str, span=None):
+        super().__init__(message)
+        self.message, self.span = message, span
+
+
+def _fault(lib, sites) -> HostRunError:
+    """The fault of the last ``pypto_run`` on this thread, at the site the control program was
+    running (``pypto_fault_site``, an index into the manifest's "sites")."""
+    message = lib.pypto_last_error().decode(errors="replace")
+    site = getattr(lib, "pypto_fault_site", None)  # None: a library emitted before sites existed
+    k = site() if site is not None else -1
+    if not 0 <= k < len(sites):
+        return HostRunError(message)
+    from ..ir import Span
+
+    return HostRunError(message, Span(*sites[k]))
 
 
 def _eval_dim(d):
@@ -51,6 +70,10 @@ def run_host(program, inputs: dict, *, cache_dir=None, line_directives: bool = T
 
     buffers, copies_back, dims = [], [], []
     by_name = {}
+    tensor_params = [p for p in program.params if p.kind == "tensor"]
+    check_outputs([p.name for p in tensor_params], [inputs.get(p.name) for p in tensor_params],
+                  [p.is_output for p in tensor_params], f"{program.name}(): ")
+    slots = []  # (slot in buffers, is output) of each parameter
     for b in manifest["buffers"]:
         name = b["name"]
         want = getattr(torch, _DTYPES[b["dtype"]])
@@ -70,6 +93,7 @@ def run_host(program, inputs: dict, *, cache_dir=None, line_directives: bool = T
                     copies_back.append((t, c))
                 t = c
             shape = list(t.shape)
+            slots.append((len(buffers), p.is_output))
         else:
             shape = b["shape"]
             if any(d is None for d in shape):
@@ -86,6 +110,8 @@ def run_host(program, inputs: dict, *, cache_dir=None, line_directives: bool = T
     for name in manifest["scalars"]:
         v = inputs.get(name, params[name].value)
         scalars.append(int(v) if isinstance(v, (int, bool)) or float(v).is_integer() else 0)
+    for k in aliased_inputs([buffers[slot] for slot, _ in slots], [out for _, out in slots]):
+        buffers[slots[k][0]] = buffers[slots[k][0]].clone()  # read as it was at the call
 
     # Arguments are checked above, before anything is compiled.
     sources = {n: t for n, t in files.items() if n.endswith(".cpp")}
@@ -98,7 +124,7 @@ def run_host(program, inputs: dict, *, cache_dir=None, line_directives: bool = T
     lib.pypto_last_error.restype = ctypes.c_char_p
     rc = lib.pypto_run(ptrs, svals, dvals)
     if rc != 0:
-        raise HostRunError(lib.pypto_last_error().decode(errors="replace"))
+        raise _fault(lib, manifest.get("sites", ()))
     for dst, src in copies_back:
         dst.copy_(src)
     traffic = (ctypes.c_uint64 * 4)()
@@ -216,6 +242,11 @@ class HostLaunch:
         self.dims = (ctypes.c_int64 * max(1, len(dims)))(*dims)
         self.scalars = (ctypes.c_int64 * max(1, len(values)))(*values)
         self.returns = [by_name[r["buffer"]] for r in manifest.get("returns") or ()]
+        self.sites = manifest.get("sites", ())
+        # the parameters in self.args order, for the argument rules (pypto_ast/arguments.py)
+        self.arg_names = [buffers[slot]["name"] for slot, _, _ in self.args]
+        self.arg_outputs = [is_output for _, _, is_output in self.args]
+        self.who = f"{manifest.get('program', 'kernel')}(): "
         self.lib = lib
         run = lib.pypto_run
         run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
@@ -245,8 +276,11 @@ class HostLaunch:
         keep = None
         with self._lock:
             ptrs = self.ptrs
+            spans = []  # the byte range each argument's pointer covers
             for slot, index, is_output in self.args:
                 t = args[index]
+                if is_output and t.requires_grad:
+                    check_outputs(self.arg_names, [args[i] for _, i, _ in self.args], self.arg_outputs, self.who)
                 if not t.is_contiguous():
                     c = t.contiguous()
                     if is_output:
@@ -255,7 +289,13 @@ class HostLaunch:
                     keep = keep or []
                     keep.append(c)
                     t = c
-                ptrs[slot] = t.data_ptr()
+                p = ptrs[slot] = t.data_ptr()
+                spans.append((p, p + t.nbytes))
+            for k in overlapping(spans, self.arg_outputs):  # read as it was at the call
+                c = args[self.args[k][1]].contiguous().clone()
+                keep = keep or []
+                keep.append(c)
+                ptrs[self.args[k][0]] = c.data_ptr()
             for t in self.nan_fill:
                 t.fill_(float("nan"))
             fresh = None
@@ -270,7 +310,7 @@ class HostLaunch:
                     dims[pos] = args[index].shape[axis]
             rc = self._run(ptrs, self.scalars, self.dims)
             if rc != 0:
-                raise HostRunError(self.lib.pypto_last_error().decode(errors="replace"))
+                raise _fault(self.lib, self.sites)
         if copies:
             for dst, src in copies:
                 dst.copy_(src)

@@ -69,6 +69,7 @@ def lower(scope: ModuleScope, name: Optional[str] = None, given: Optional[Given]
             if given is not None:
                 merged.tensors.update(given.tensors)
                 merged.scalars.update(given.scalars)
+                merged.sizes = set(given.sizes)
                 merged.origin = given.origin or found.origin
     try:
         program = reader.program(merged)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .. import ir
+from ..diagnostics import format_count
 from ..source import child_statements
 from . import api, livevalues
 from .builder import Builder
@@ -56,6 +57,9 @@ class Given:
     scalars: dict = field(default_factory=dict)  # name -> build-time value
     origin: str = ""
     closure: Optional[object] = None  # the Frame a kernel factory's call made the kernel in
+    # names given as `--shape NAME=N`: for a tensor parameter N is a one-dimensional shape; any
+    # other number where a tensor parameter is (a call's argument) is a wrong argument
+    sizes: set = field(default_factory=set)
 
 
 # =============================================================================================
@@ -463,12 +467,18 @@ class KernelReader:
             if ann.shape is not None and Ellipsis not in ann.shape:
                 shape = tuple(self._lint_dim(name, axis, d) for axis, d in enumerate(ann.shape))
             return Tensor(shape, ann.dtype, "param", name)
+        where = self.scope.source
         actual = given.tensors.get(name) if given is not None else None
-        if actual is None and given is not None and type(given.scalars.get(name)) is int:
-            actual = ((given.scalars[name],), None)  # --shape x=64: a one-dimensional tensor
+        if actual is None and given is not None and name in given.scalars:
+            value = given.scalars[name]
+            if name not in given.sizes or type(value) is not int:
+                raise FrontendError("PTO106", f"argument `{name}` must be a tensor (a torch.Tensor: the kernel "
+                                              f"declares `{name}` a pypto.Tensor), got {type(value).__name__}"
+                                              + (f" {format_count(value)}" if isinstance(value, (int, float)) else ""),
+                                    arg, where)
+            actual = ((value,), None)  # --shape x=64: a one-dimensional tensor
         actual_shape, actual_dtype = (actual or (None, None))
         dtype = ann.dtype.ir if ann.dtype is not None else actual_dtype
-        where = self.scope.source
         if dtype is None:
             raise FrontendError("PTO104", f"tensor parameter `{name}` has no dtype in its annotation and none was "
                                           f"given: add `:fp16` (or another dtype) to its --shape", arg, where)

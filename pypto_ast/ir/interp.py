@@ -5,7 +5,9 @@ deliberate; change one only together with its test in ``tests/interp/``.
 
 Entry point: ``run_program(program, inputs)``. ``inputs`` maps parameter names to values:
 tensor parameters are the caller's torch tensors (outputs are written *in place*, and only
-in the regions the program assembles into); scalar parameters are Python numbers bound to
+in the regions the program assembles into; an input whose memory overlaps an output's is read
+as it was at the call, and an output that is a leaf requiring grad raises ``ArgumentError``,
+the rules of ``pypto_ast/arguments.py`` every backend shares); scalar parameters are Python numbers bound to
 ``Var(name)`` (a missing one falls back to ``Param.value``). The result is the value of the
 program's ``Return`` node (one tensor, or a tuple for several; each is the value's *valid*
 data) or ``None`` when the program has no ``Return``. Every runtime
@@ -110,6 +112,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from ..arguments import aliased_inputs, check_outputs
 from .nodes import (
     BinExpr, Block, Branch, Const, Loop, Op, Program, Read, Return, ShapeOf, Span, TensorRef,
     UnExpr, Value, Var,
@@ -225,6 +228,16 @@ class _Machine:
                     if want != t.shape[axis]:
                         raise self.err(f"parameter {p.name!r} is declared with dim {axis} = "
                                        f"{want} but got shape {tuple(t.shape)}")
+        # the rules every backend applies to tensor arguments (pypto_ast/arguments.py): outputs
+        # autograd forbids writing are refused; inputs sharing an output's memory are read as
+        # they were at the call
+        params = [p for p in self.program.params if p.kind == "tensor"]
+        names = [p.name for p in params]
+        tensors = [self.tensors[name] for name in names]
+        outputs = [p.is_output for p in params]
+        check_outputs(names, tensors, outputs, f"{self.program.name}(): ")
+        for i in aliased_inputs(tensors, outputs):
+            self.tensors[names[i]] = tensors[i].clone()
         for local in self.program.locals:
             shape = self.shape_of(local.type.shape, "local shape")
             dtype = self.torch_dtype(local.type.dtype)

@@ -107,6 +107,30 @@ def test_kernel_error_is_one_located_line(tmp_path):
     assert lines[0].endswith(f"(called at bad_kernel.py:{line_of(script, 'kernel(x, torch')})")
 
 
+def test_a_number_where_a_tensor_is_says_so(tmp_path):
+    script = write(tmp_path / "number.py", """
+        import torch
+
+        import pypto
+
+
+        @pypto.frontend.jit
+        def add1(x: pypto.Tensor([8, 32], pypto.DT_FP32), out: pypto.Tensor([8, 32], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(8, 32)
+            out[:] = x + 1.0
+
+
+        try:
+            add1(5, torch.zeros(8, 32))
+        except TypeError as exc:
+            print(exc)
+    """)
+    done = python(["-m", "pypto_ast.dropin", "--backend", "interp", str(script)], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ("add1(): argument `x` must be a tensor (a torch.Tensor: the kernel declares `x` a "
+                                   "pypto.Tensor), got int 5"), done.stdout  # not "declared with rank 2 ... [5]"
+
+
 def test_main_usage_errors(tmp_path):
     done = python(["-m", "pypto_ast.dropin", str(tmp_path / "missing.py")], tmp_path)
     assert done.returncode == 2 and "no such file" in done.stderr

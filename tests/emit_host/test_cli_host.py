@@ -246,3 +246,144 @@ def test_build_progress_goes_to_stderr_and_quiet_silences_it(tmp_path, monkeypat
     assert "compiling" not in loud.stdout and "built chain" in loud.stdout
     quiet = runner.invoke(main, [str(kernel), "--build", "--backend", "host", "-q"], catch_exceptions=False)
     assert quiet.exit_code == 0 and quiet.stderr == "" and "built chain" in quiet.stdout
+
+
+# Sizes the emitted code cannot hold: the element or byte count of a tensor past int64 (it wrote an
+# INT64_C literal g++ truncates), rows or tiles past the kernels' uint32_t loop index (a loop that
+# never ends); --emit and --build refuse them at the op, as lowering refuses loop bounds past int64.
+HUGE = '''
+import pypto
+F32 = pypto.DT_FP32
+
+
+@pypto.frontend.jit
+def grow(x: pypto.Tensor([], F32), out: pypto.Tensor([], F32)):
+    pypto.set_vec_tile_shapes(1, 64)
+    out[:] = x + 1.0
+'''
+
+
+@pytest.mark.parametrize("shape,message", [
+    ("100000000000x100000000000", "has 1.0e+22 elements (4.0e+22 bytes): more than int64"),
+    ("9223372036854775807x2", "shape [9223372036854775807, 2] has 18446744073709551614 elements"),
+    ("2305843009213693952x2", "has 4611686018427387904 elements (18446744073709551616 bytes)"),  # the bytes only
+    ("4294967296x2", "a kernel of 4294967296 rows: the emitted kernels count rows"),
+    ("1073741824x4096", "a kernel of 68719476736 tiles"),  # 2**30 rows of 64 column tiles each
+], ids=["elements", "elements-int64-max", "bytes", "rows", "tiles"])
+@pytest.mark.parametrize("action", [("--emit", "ascendc"), ("--build", "--backend", "host")], ids=["emit", "build"])
+def test_sizes_past_the_emitted_integers_are_refused_at_the_op(tmp_path, shape, message, action):
+    kernel = tmp_path / "grow.py"
+    kernel.write_text(HUGE)
+    out = tmp_path / "gen"
+    code, output, err = _invoke(kernel, "--shape", f"x={shape}", "--shape", f"out={shape}", *action, "-o", out)
+    text = output + err
+    assert code == 1, text
+    assert "error[PTO109]" in text and message in text, text
+    assert "grow.py:9:14" in text and "^^^^^^^" in text, text  # `x + 1.0`, the op whose kernel it is
+    assert not out.exists()
+
+
+def test_the_largest_sizes_that_fit_still_emit(tmp_path):
+    kernel = tmp_path / "grow.py"
+    kernel.write_text(HUGE)
+    out = tmp_path / "gen"
+    code, output, _ = _invoke(kernel, "--shape", "x=2147483647x16", "--shape", "out=2147483647x16",
+                              "--emit", "ascendc", "-o", out)
+    assert code == 0, output
+    control = (out / "control.cpp").read_text()
+    assert "INT64_C(34359738352)" in control  # 2**31 - 1 rows of 16: the element count, exact
+
+
+GATE = '''
+import pypto
+F32 = pypto.DT_FP32
+
+
+@pypto.frontend.jit
+def gate(lens: pypto.Tensor((4,), pypto.DT_INT32), x: pypto.Tensor((16, 64), F32),
+         out: pypto.Tensor((16, 64), F32)):
+    pypto.set_vec_tile_shapes(16, 64)
+    if lens[0] > 10 ** 30:
+        out[:] = x + 1.0
+    else:
+        out[:] = x * 2.0
+'''
+
+
+def test_a_scalar_past_int64_in_the_control_program_is_refused_at_its_line(tmp_path):
+    kernel = tmp_path / "gate.py"
+    kernel.write_text(GATE)
+    code, output, err = _invoke(kernel, "--emit", "ascendc", "-o", tmp_path / "gen")
+    text = output + err
+    assert code == 1, text  # it wrote INT64_C(1000000000000000000000000000000), which g++ rejects
+    assert "error[PTO109] the integer 1.0e+30 does not fit in int64" in text and "gate.py:10:8" in text, text
+
+
+NUMBER = '''
+import pypto
+import torch
+F32 = pypto.DT_FP32
+
+
+@pypto.frontend.jit
+def add1(x: pypto.Tensor((16, 64), F32), out: pypto.Tensor((16, 64), F32)):
+    pypto.set_vec_tile_shapes(16, 64)
+    out[:] = x + 1.0
+
+
+def example_inputs():
+    return {"x": 5, "out": torch.zeros(16, 64)}
+
+
+def reference(x, out):
+    return {"out": out + 1.0}
+'''
+
+
+def test_run_with_a_number_where_a_tensor_is_says_it_must_be_a_tensor(tmp_path):
+    kernel = tmp_path / "number.py"
+    kernel.write_text(NUMBER)
+    code, output, err = _invoke(kernel, "--run", "--backend", "interp")
+    text = output + err
+    assert code == 1, text
+    assert "error[PTO106] argument `x` must be a tensor" in text and "got int 5" in text, text
+    assert "number.py:8:10" in text and "rank" not in text, text  # at the parameter; not "declared with rank 2"
+    # --shape x=16 still gives a tensor parameter a one-dimensional shape
+    code, output, err = _invoke(kernel, "--shape", "x=16", "--emit", "ir")
+    assert code == 1 and "tensor `x` is declared with rank 2 but the argument has shape [16]" in output + err
+
+
+@pytest.mark.parametrize("backend", ["interp", pytest.param("host", marks=needs_cxx)])
+def test_run_refuses_an_output_that_requires_grad_on_both_backends(tmp_path, backend):
+    kernel = tmp_path / "grad.py"
+    kernel.write_text(NUMBER.replace('"x": 5, "out": torch.zeros(16, 64)',
+                                     '"x": torch.ones(16, 64), "out": torch.zeros(16, 64, requires_grad=True)'))
+    code, output, err = _invoke(kernel, "--run", "--backend", backend)
+    text = output + err
+    assert code == 2, text  # could not run: the host wrote it and said ok, the interpreter faulted in its store
+    assert ("add1(): argument `out` is an output but a leaf tensor that requires grad: the kernel writes it in "
+            "place, which autograd forbids") in text, text
+
+
+EMPTY_VIEW = '''
+import pypto
+F32 = pypto.DT_FP32
+
+
+@pypto.frontend.jit
+def empty(x: pypto.Tensor((4, 64), F32), b: pypto.Tensor((1, 64), F32), out: pypto.Tensor((4, 64), F32)):
+    pypto.set_vec_tile_shapes(1, 64)
+    a = pypto.view(x, [0, 64], [0, 0])
+    c = a + b
+    pypto.assemble(c, [0, 0], out)
+'''
+
+
+def test_a_kernel_emitter_error_is_located_at_its_kernel(tmp_path):
+    # the vector emitter's own errors carry no span: they are reported at the kernel's first op
+    kernel = tmp_path / "empty.py"
+    kernel.write_text(EMPTY_VIEW)
+    code, output, err = _invoke(kernel, "--emit", "ascendc", "-o", tmp_path / "gen")
+    text = output + err
+    assert code == 1 and "error[PTO109] value %0 of shape [0, 64] inside a [1, 64] kernel" in text, text
+    assert "empty.py:10:9" in text and "10 |     c = a + b" in text, text  # it said empty.py:1:1

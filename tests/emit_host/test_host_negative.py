@@ -244,6 +244,132 @@ def test_dynamic_view_in_bounds_runs(tmp_path):
     assert run_and_compare(module, kernel, module.example_inputs(), backend="host", echo=lambda _: None) == 0
 
 
+VALID_EXTENT = '''
+import pypto
+import torch
+F32 = pypto.DT_FP32
+
+
+@pypto.frontend.jit
+def rows(x: pypto.Tensor((64, 64), F32), out: pypto.Tensor((64, 64), F32), n: int):
+    pypto.set_vec_tile_shapes(16, 64)
+    for i in pypto.loop(4, name="blk", idx_name="i"):
+        blk = pypto.view(x, [16, 64], [i * 16, 0], valid_shape=[n - i * 16, 64])
+        pypto.assemble(blk + 1.0, [i * 16, 0], out)
+
+
+def example_inputs():
+    return {{"x": torch.ones(64, 64), "out": torch.zeros(64, 64), "n": {N}}}
+
+
+def reference(x, out, n):
+    return {{"out": x + 1.0}}
+'''
+
+
+def _fault_of(tmp_path, source: str, backend: str):
+    """The one finding of running the module's example through ``backend``: (message, span)."""
+    module, kernel = _load(_write(tmp_path, f"fault_{backend}.py", source))
+    with pytest.raises(pipeline.KernelErrors) as info:
+        run_and_compare(module, kernel, module.example_inputs(), backend=backend, echo=lambda _: None)
+    assert info.value.code == "PTO111", info.value.message
+    [(message, span)] = info.value.findings
+    return message, span
+
+
+@pytest.mark.parametrize("n,fault", [
+    (64, "view of @x: valid_shape [64, 64] exceeds shape [16, 64]"),  # n - i * 16 without pypto.min
+    (8, "view valid_shape has a negative extent: (-8, 64)"),  # the second block: 8 - 16
+])
+def test_a_valid_extent_outside_its_view_faults_on_both_backends_at_the_view(tmp_path, n, fault):
+    """The host clamped such an extent (pypto_min) and said ok; it faults as the interpreter does."""
+    source = VALID_EXTENT.format(N=n)
+    line = source.lstrip("\n").splitlines().index(
+        "        blk = pypto.view(x, [16, 64], [i * 16, 0], valid_shape=[n - i * 16, 64])") + 1
+    for backend in ("interp", "host"):
+        message, span = _fault_of(tmp_path, source, backend)
+        assert message.startswith(f"{backend} backend: ") and fault in message, message
+        assert span is not None and (span.line, span.col) == (line, 14), (backend, span)
+
+
+ONE_ROW = '''
+import pypto
+F32 = pypto.DT_FP32
+
+
+@pypto.frontend.jit
+def first_rows(x: pypto.Tensor((1, 64), F32), out: pypto.Tensor((1, 64), F32), n: int):
+    pypto.set_vec_tile_shapes(1, 64)
+    for i in pypto.loop(1, name="blk", idx_name="i"):
+        a = pypto.view(x, [1, 64], [0, 0], valid_shape=[n + i, 64])
+        out[:] = a + x
+'''
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_a_one_row_value_keeps_its_valid_rows(tmp_path, n):
+    """[1, 64] with 0 valid rows inside a [1, 64] kernel: nothing to store (the host took the
+    operand for a row broadcast, stored its unread UB and wrote NaN over the output)."""
+    _, kernel = _load(_write(tmp_path, "one_row.py", ONE_ROW))
+    x = torch.randn(1, 64)
+    outs = {}
+    for backend in ("interp", "host"):
+        inputs = {"x": x.clone(), "out": torch.full((1, 64), 7.0), "n": n}
+        pipeline.run(pipeline.lower(kernel, inputs), inputs, backend)
+        outs[backend] = inputs["out"]
+    torch.testing.assert_close(outs["host"], outs["interp"])
+    torch.testing.assert_close(outs["host"], x * 2 if n else torch.full((1, 64), 7.0))
+
+
+COLUMN_WRAP = '''
+import pypto
+import torch
+F32 = pypto.DT_FP32
+
+
+@pypto.frontend.jit
+def halves(x: pypto.Tensor((64, 64), F32), out: pypto.Tensor((32, 32), F32)):
+    pypto.set_vec_tile_shapes(16, 32)
+    for j in pypto.loop(2, name="half", idx_name="j"):
+        a = pypto.view(x, [32, 32], [0, j * 48])
+        pypto.assemble(a + 1.0, [0, 0], out)
+
+
+def example_inputs():
+    return {"x": torch.ones(64, 64), "out": torch.zeros(32, 32)}
+
+
+def reference(x, out):
+    return {"out": x[:32, 32:] + 1.0}
+'''
+
+
+@pytest.mark.parametrize("source,fault,line", [
+    # the second half's columns [48, 80) of a 64-column x: the host read on into the next row
+    (COLUMN_WRAP, "view of @x: offsets [0, 48] + shape [32, 32] is out of bounds of [64, 64]", 10),
+    (OOB_DYNAMIC.format(XR=80, OR=64, SHIFT=0, N=5),
+     "assemble: region offsets [64, 0] + valid [16, 64] is out of bounds of @out [64, 64]", 11),
+], ids=["columns past the row", "rows past the end"])
+def test_a_region_past_its_tensor_faults_like_the_interpreter(tmp_path, source, fault, line):
+    for backend in ("interp", "host"):
+        message, span = _fault_of(tmp_path, source, backend)
+        assert fault in message, message
+        assert span is not None and span.line == line, (backend, span)
+
+
+@pytest.mark.parametrize("what,x_rows,out_rows,line", [("read past the end", 64, 64, 10),
+                                                      ("write past the end", 80, 64, 11)])
+def test_a_host_fault_points_at_the_op(tmp_path, what, x_rows, out_rows, line):
+    """pypto-transpile --run --backend host: the caret under the view or the assemble, not line 1."""
+    path = _write(tmp_path, "oob.py", OOB_DYNAMIC.format(XR=x_rows, OR=out_rows, SHIFT=0, N=5))
+    proc = _transpile(tmp_path, "oob.py", "--run", "--backend", "host")
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "error[PTO111] host backend: pypto_host::HardwareFault" in text, text
+    assert f"--> oob.py:{line}:" in text, f"{what}: {text}"
+    source_line = path.read_text().splitlines()[line - 1]
+    assert f"{line} | {source_line}" in text and re.search(r"^\s*\|\s+\^{10,}", text, re.M), text
+
+
 # -- (d) hand-edited emitted sources ---------------------------------------------------------
 EDITED = '''
 import pypto
@@ -313,3 +439,4 @@ def test_hand_edited_source_faults(edited_program, edit):
     message = str(info.value)
     assert message.startswith("pypto_host::HardwareFault: "), message
     assert re.search(FAULTS[edit], message), f"{edit}: {message}"
+    assert info.value.span is not None and info.value.span.line == 9, info.value.span  # the kernel's op

@@ -139,6 +139,30 @@ def test_output_written_in_place_only_where_assembled():
     assert (out[mask] == 42.0).all()
 
 
+def test_inputs_are_read_as_they_were_at_the_call_when_an_output_shares_their_memory():
+    # a[:] = x + 1; b[:] = x * 2 with a passed as x: b is computed from x before a was written
+    p = prog([tensor("x", (4, 4), "fp32"), tensor("a", (4, 4), "fp32", out=True),
+              tensor("b", (4, 4), "fp32", out=True)],
+             block(op("s", "add", T("x"), 1.0), assemble("s", "a", (0, 0)),
+                   op("t", "mul", T("x"), 2.0), assemble("t", "b", (0, 0))))
+    x, b = torch.randn(4, 4), torch.zeros(4, 4)
+    want_a, want_b = x + 1.0, x * 2.0
+    run_program(p, {"x": x, "a": x, "b": b})
+    torch.testing.assert_close(x, want_a)
+    torch.testing.assert_close(b, want_b)
+
+
+def test_an_output_that_requires_grad_is_refused_before_the_run():
+    p = prog([tensor("x", (4, 4), "fp32"), tensor("o", (4, 4), "fp32", out=True)],
+             block(op("e", "exp", T("x")), assemble("e", "o", (0, 0))))
+    o = torch.zeros(4, 4, requires_grad=True)
+    with pytest.raises(ValueError, match=r"^k\(\): argument `o` is an output but a leaf tensor that requires grad"):
+        run_program(p, {"x": torch.ones(4, 4), "o": o})
+    with torch.no_grad():
+        run_program(p, {"x": torch.ones(4, 4), "o": o})
+    torch.testing.assert_close(o.detach(), torch.full((4, 4), 2.718281828))
+
+
 def test_assemble_checks():
     base = [tensor("x", (4, 4), "fp32"), tensor("o", (4, 4), "fp16", out=True)]
     p = prog(base, block(op("e", "exp", T("x")), assemble("e", "o", (0, 0))))

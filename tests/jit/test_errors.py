@@ -84,6 +84,9 @@ WRONG = {
     "shape": (lambda x, y, out: ((x, torch.randn(16, 32), out), {}), ValueError, "`y`.*\\[16, 64\\]"),
     "rank": (lambda x, y, out: ((x, y.reshape(16, 64, 1), out), {}), ValueError, "`y`.*rank 2"),
     "not a tensor": (lambda x, y, out: ((x, 3.0, out), {}), TypeError, "`y`.*torch.Tensor"),
+    # an int where a tensor is: not a one-dimensional shape (that is --shape x=5 only)
+    "a number": (lambda x, y, out: ((5, y, out), {}), TypeError, r"^add\(\): argument `x` must be a tensor "
+                                                                 r"\(a torch.Tensor: .*\), got int 5$"),
     "device": (lambda x, y, out: ((x, torch.empty(16, 64, device="meta"), out), {}), ValueError, "`y`.*meta"),
 }
 
@@ -192,3 +195,30 @@ def test_a_device_fault_is_a_kernel_error(module):
     with pytest.raises(pypto_ast.KernelError, match="interp backend") as info:
         mod.overreads(torch.randn(16, 64), torch.zeros(16, 64))
     assert info.value.codes == ("PTO111",)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_fault_is_located_at_the_op_on_both_backends(module, tmp_path, monkeypatch, backend):
+    # the host model's faults carry the op's span too (they pointed at line 1, the `import pypto`)
+    monkeypatch.chdir(tmp_path)
+    mod = module(f'''
+    import pypto
+    import pypto_ast
+
+
+    @pypto_ast.jit(backend="{backend}", lint=False)
+    def overreads(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32), y: pypto.Tensor((16, 64), pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        blk = pypto.view(x, [16, 64], [8, 0])
+        y[:] = blk + 1.0
+    ''', "fault.py")
+    for warm in (False, True):  # the first call, and a call of the loaded specialisation
+        x = torch.randn(16, 64) if warm else torch.randn(20, 64)  # rows [8, 24) of 20, then of 16
+        if warm:
+            mod.overreads(torch.randn(24, 64), torch.zeros(16, 64))
+        with pytest.raises(pypto_ast.KernelError) as info:
+            mod.overreads(x, torch.zeros(16, 64))
+        text = str(info.value)
+        assert info.value.codes == ("PTO111",) and f"{backend} backend" in text, text
+        assert f"view of @x: offsets [8, 0] + shape [16, 64] is out of bounds of [{x.shape[0]}, 64]" in text, text
+        assert "--> fault.py:8:11" in text and "8 |     blk = pypto.view(x, [16, 64], [8, 0])" in text, text

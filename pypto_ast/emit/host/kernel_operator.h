@@ -145,6 +145,15 @@ int RunGuarded(void (*body)(void*), void* ctx);
 const char* LastError();
 // Scalar read of element i of an int32 tensor with n elements (the control program's lens[b]).
 int64_t ReadInt32(const void* tensor, int64_t i, int64_t n);
+// The control program's check of a view's or an assemble's region before the launches that
+// use it, with the interpreter's rules and messages (ir/interp.py, _op_view and _write):
+// offsets >= 0; a view's valid extents (valid; null for a view without valid_shape) in
+// [0, shape]; offsets + valid (or + shape) within extent -- a tensor's dims, a value's valid
+// extent, or for a view of a value without valid_shape its declared shape.  For an assemble,
+// valid is the stored value's valid extent.  Faults otherwise; name is "@x" or "%v".
+enum class Region { ViewOfTensor, ViewOfValue, Assemble };
+void CheckRegion(Region kind, const char* name, int rank, const int64_t* offsets, const int64_t* shape,
+                 const int64_t* valid, const int64_t* extent);
 }  // namespace pypto_host
 
 // Lets a host program (e.g. the Python side, through ctypes) set the Launch thread count:

@@ -3,6 +3,11 @@
 
 extern "C" __global__ __aicore__ void unary_fp16_b0_k1(GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR tiling);
 
+// What runs now, an index into the manifest's "sites" (set before every loop, branch, region check
+// and launch): a fault is reported at that source span.
+static thread_local int pypto_site = -1;
+extern "C" int pypto_fault_site() { return pypto_site; }
+
 namespace {
 uint64_t g_traffic[4];
 struct PyptoReturn {};
@@ -27,11 +32,13 @@ void pypto_body(void* ctx)
     const int64_t* dims = static_cast<PyptoArgs*>(ctx)->dims;
     (void)tensors; (void)scalars; (void)dims;
     try {
+        pypto_site = -1;
         {  // loop loop_idx_0 (default_loop_1)
             const int64_t stop_loop_idx_0 = INT64_C(1), step_loop_idx_0 = INT64_C(1);
             if (step_loop_idx_0 == 0) pypto_host::Fault("loop loop_idx_0: zero step");
             for (int64_t v_loop_idx_0 = INT64_C(0); step_loop_idx_0 > 0 ? v_loop_idx_0 < stop_loop_idx_0 : v_loop_idx_0 > stop_loop_idx_0; v_loop_idx_0 += step_loop_idx_0) {
                 {  // b0 kernel 1: kernel unary_fp16_b0_k1
+                    pypto_site = 0;
                     int64_t tiling[12] = {INT64_C(0), INT64_C(32), INT64_C(64), INT64_C(2048), INT64_C(0), INT64_C(32), INT64_C(64), INT64_C(2048), INT64_C(0), INT64_C(32), INT64_C(64), INT64_C(2048)};
                     pypto_host::Launch(1, unary_fp16_b0_k1, (GM_ADDR)tensors[0], (GM_ADDR)tensors[1], (GM_ADDR)tensors[2], (GM_ADDR)tiling);
                     pypto_account();
@@ -46,7 +53,7 @@ void pypto_body(void* ctx)
 extern "C" const char* pypto_last_error() { return pypto_host::LastError(); }
 extern "C" void pypto_traffic(uint64_t* out) { for (int k = 0; k < 4; ++k) out[k] = g_traffic[k]; }
 // The launch ABI this library was built for (pypto_ast/emit/abi.py): checked before a launch.
-extern "C" const char* pypto_layout() { return "49a2aba7eef8bf69522172a1a7ae3dee19e1d5418f441e8ee7b2aed725306cc6"; }
+extern "C" const char* pypto_layout() { return "2e2507bfdc0cd7f56aeb9f4ddc1075f5f81754be0f8e3489c2edfc256a59dcc9"; }
 
 extern "C" int pypto_run(void** tensors, const int64_t* scalars, const int64_t* dims)
 {
