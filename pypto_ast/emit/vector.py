@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from .. import ir
+from ..ir.casts import saturates
 from .errors import EmitError, unsupported
 from .gm import GVal
 
@@ -271,7 +272,7 @@ class SegmentEmitter:
         code = op.opcode
         if code in ("sign", "sin", "cos"):
             return 3
-        if code in ("lrelu", "where", "sigmoid"):
+        if code in ("lrelu", "where", "sigmoid") or self._saturating_fp16(op):
             return 2
         if code == "add" or code == "sub":
             alpha = op.attr("alpha")
@@ -689,15 +690,20 @@ class SegmentEmitter:
             if (sdt, dt) not in (("fp32", "fp16"), ("fp16", "fp32"), ("fp32", "int32"), ("int32", "fp32"),
                                  ("fp16", "int32")):
                 unsupported(f"cast {sdt} -> {dt}", span)
+            if dt == "int32" and not self._saturates(op, sdt, dt):  # the A2 Cast to an integer clamps
+                unsupported(f"cast {sdt} -> int32 with satmode OFF (wrapping)", span)
             if (sdt, dt) == ("fp16", "fp32") and mode != "CAST_NONE":
                 mode = "CAST_NONE"  # exact widening: the only mode A2 allows
             n = min(n, self.count(src))  # both buffers hold the tile; the narrower rounds up further
+            x = self.ref(src)
+            if self._saturating_fp16(op):
+                x = self._clamp_to_fp16(i, src, out, cm)
             if rk == "R":  # rows of one 32-byte block in each dtype: cast row by row
-                body = [f"AscendC::Cast({dst}[r * {self.stride('R', dt)}], {self.ref(src)}[r * {self.stride('R', sdt)}], "
+                body = [f"AscendC::Cast({dst}[r * {self.stride('R', dt)}], {x}[r * {self.stride('R', sdt)}], "
                         f"AscendC::RoundMode::{mode}, 1);{cm}"]
                 self._rows(out, body)
                 return out
-            out.append(f"        AscendC::Cast({dst}, {self.ref(src)}, AscendC::RoundMode::{mode}, {n});{cm}")
+            out.append(f"        AscendC::Cast({dst}, {x}, AscendC::RoundMode::{mode}, {n});{cm}")
             return out
 
         if code in DIRECT_UNARY:
@@ -784,6 +790,34 @@ class SegmentEmitter:
             out.extend("        " + x for x in body)
             return out
         unsupported(f"'{code}' broadcasting a {ka} and a {kb} value", span)
+
+    def _saturates(self, op, sdt: str, dt: str) -> bool:
+        try:
+            return saturates((sdt, dt), op.attr("satmode"))
+        except ValueError as exc:
+            raise EmitError(f"cast: {exc}", op.span) from None
+
+    def _saturating_fp16(self, op) -> bool:
+        """An fp32 -> fp16 cast with saturation (pypto's default for the pair): the A2 Cast turns a
+        finite overflow into inf (IEEE, the device's default Inf/NaN mode), so the kernel clamps."""
+        if op.opcode != "cast" or not isinstance(op.operands[0], ir.Value):
+            return False
+        sdt, dt = self.s.dtype[op.operands[0].name], self.s.dtype[op.results[0]]
+        return (sdt, dt) == ("fp32", "fp16") and self._saturates(op, sdt, dt)
+
+    def _clamp_to_fp16(self, i: int, src: str, out: list, cm: str) -> str:
+        """Finite values of ``src`` clamped to +-65504 in a scratch slot (+-inf and NaN kept, as the
+        interpreter's saturation does); returns the slot."""
+        n = self.count(src)
+        t, mask = self.scratch_ref(i, 0, "fp32"), self.scratch_ref(i, 1, "bool")
+        x = self.ref(src)
+        big = lit(65504.0, "fp32")
+        out += [f"        AscendC::Abs({t}, {x}, {n});{cm}: saturate finite values to the fp16 range",
+                f"        AscendC::CompareScalar({mask}, {t}, {lit(math.inf, 'fp32')}, AscendC::CMPMODE::EQ, {n});",
+                f"        AscendC::Maxs({t}, {x}, {lit(-65504.0, 'fp32')}, {n});",
+                f"        AscendC::Mins({t}, {t}, {big}, {n});",
+                f"        AscendC::Select({t}, {mask}, {x}, {t}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});  // +-inf kept"]
+        return t
 
     def _reduce(self, i, op, src, res, dt, out, cm):
         code, span = op.opcode, op.span

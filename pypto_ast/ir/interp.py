@@ -110,6 +110,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from .casts import saturates
 from .nodes import (
     BinExpr, Block, Branch, Const, Loop, Op, Program, Read, Return, ShapeOf, Span, TensorRef,
     UnExpr, Value, Var,
@@ -815,24 +816,16 @@ _CAST_PAIRS = {
      ("int32", "int64"), ("uint8", "fp16"), ("int8", "fp16"), ("int16", "fp32"),
      ("int16", "fp16"), ("int64", "fp32"), ("int64", "int32")} | {
     ("fp32", t) for t in ("bf16", "fp16", "int16", "int32", "int64")}
-_WRAP_BY_DEFAULT = {("fp16", "uint8"), ("fp16", "int8"), ("fp16", "int16"), ("fp32", "int16"),
-                    ("int64", "int32"), ("int32", "int16")}
 _CAST_MODES = ("CAST_NONE", "CAST_RINT", "CAST_ROUND", "CAST_FLOOR", "CAST_CEIL", "CAST_TRUNC",
                "CAST_ODD")
 
 
 def _satmode(m: _Machine, raw: Any, pair: tuple) -> bool:
     """True = saturate (clamp)."""
-    if raw is None:
-        return pair not in _WRAP_BY_DEFAULT
-    if isinstance(raw, (bool, int)):
-        return bool(raw)
-    name = str(raw).rsplit(".", 1)[-1].upper()
-    if name in ("ON", "SATURATION_ON", "TRUE"):
-        return True
-    if name in ("OFF", "SATURATION_OFF", "FALSE"):
-        return False
-    raise m.err(f"cast: unknown satmode {raw!r}")
+    try:
+        return saturates(pair, raw)
+    except ValueError as exc:
+        raise m.err(f"cast: {exc}") from None
 
 
 def _round_to_integral(x: torch.Tensor, mode: str) -> torch.Tensor:

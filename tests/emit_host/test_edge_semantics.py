@@ -1,0 +1,313 @@
+"""Edge values on both backends: for every op the host emitter runs (vector.py's op set and the
+cube matmul), on the dtypes each supports, the torch interpreter and the host build must give
+the same numbers for NaN anywhere in a row, +-inf, +-0, denormals and values past a dtype's
+range -- the cases docs/semantics.md writes down once.
+
+One kernel per case (op, dtype, shape): a bounded set, each lowered and built once per process
+(the build cache keeps the library between runs) and loaded once (HostLaunch); hypothesis picks
+the case and draws the input VALUES: a background of one magnitude plus special values planted
+at chosen columns (0, 3, 63 and the last of a 67-column row reach the vectorised paths and
+their tails).
+
+    HYPOTHESIS_PROFILE=long python -m pytest tests/emit_host/test_edge_semantics.py -p no:xdist
+
+runs the property test 10,000 times (the quick profile: 60).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from dataclasses import dataclass
+
+import pytest
+import torch
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
+
+from pypto_ast import live, pipeline
+from pypto_ast.emit import ascendc
+from pypto_ast.emit.host_backend import HostLaunch
+from pypto_ast.ir.interp import run_program
+
+from support import needs_cxx
+
+pytestmark = needs_cxx
+
+R, C = 3, 67  # rows longer than 64: the fast float loops and the reductions' 16-lane scan, ragged
+TILE_ROWS = 2  # two row tiles, the second one short
+DT = {"fp32": "pypto.DT_FP32", "fp16": "pypto.DT_FP16", "int32": "pypto.DT_INT32", "bool": "pypto.DT_BOOL"}
+TORCH_DT = {"fp32": torch.float32, "fp16": torch.float16, "int32": torch.int32, "bool": torch.bool}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One kernel: ``out[:] = expr`` over the tensor parameters ``params`` ((name, shape, dtype)).
+
+    ``exact``: the two backends must agree bit for bit (NaN payloads aside); otherwise within
+    ``rtol`` of the interpreter's value (transcendental and composed functions: the host computes
+    them with other polynomials), with NaN, +-inf and the sign of zero still exact."""
+
+    name: str
+    expr: str
+    params: tuple
+    out: tuple  # (shape, dtype)
+    exact: bool = True
+    rtol: float = 0.0
+    magnitudes: tuple = ()  # background magnitudes to draw from (default: the dtype's)
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    def source(self) -> str:
+        args = [f"{n}: pypto.Tensor({list(s)}, {DT[d]})" for n, s, d in self.params]
+        args.append(f"out: pypto.Tensor({list(self.out[0])}, {DT[self.out[1]]})")
+        ident = "".join(ch if ch.isalnum() else "_" for ch in self.name)
+        cube = "    pypto.set_cube_tile_shapes([16, 16], [32, 32], [16, 16])\n" if "@" in self.expr else ""
+        return ("import pypto\n\n\n@pypto.frontend.jit\n"
+                f"def edge_{ident}({', '.join(args)}):\n"
+                f"{cube}    pypto.set_vec_tile_shapes({TILE_ROWS}, {C})\n"
+                f"    out[:] = {self.expr}\n")
+
+
+FULL = (R, C)
+APPROX = {"fp32": 4e-6, "fp16": 1e-3}  # a few fp32 ulps; one fp16 ulp (a rounding tie may flip)
+
+
+def _unary(name, expr, dtypes=("fp32", "fp16"), exact=True, out=None, rtol=None, magnitudes=()):
+    return [Case(f"{name}/{d}", expr, (("x", FULL, d),), (FULL, out or d), exact,
+                 rtol if rtol is not None else (0.0 if exact else APPROX[d]), magnitudes) for d in dtypes]
+
+
+def _binary(name, expr, dtypes=("fp32", "fp16"), exact=True, out=None):
+    return [Case(f"{name}/{d}", expr, (("x", FULL, d), ("y", FULL, d)), (FULL, out or d), exact,
+                 0.0 if exact else APPROX[d]) for d in dtypes]
+
+
+def _cases() -> list:
+    cases = []
+    for op in ("add", "sub", "mul", "maximum", "minimum"):
+        cases += _binary(op, f"pypto.{op}(x, y)", ("fp32", "fp16", "int32"))
+    cases += _binary("div", "pypto.div(x, y)")
+    for name, expr in (("add_s", "x + 1.5"), ("sub_s", "x - 0.75"), ("rsub_s", "2.0 - x"), ("mul_s", "x * -3.0"),
+                       ("mul_0", "x * 0.0"), ("div_s", "x / 3.0"), ("div_pow2", "x / 4.0"), ("rdiv_s", "2.0 / x"),
+                       ("max_0", "pypto.maximum(x, 0.0)"), ("min_0", "pypto.minimum(x, 0.0)"),
+                       ("max_s", "pypto.maximum(x, -1.5)"), ("min_s", "pypto.minimum(x, 2.5)"),
+                       ("clip", "pypto.clip(x, -1.0, 2.0)")):
+        cases += _unary(name, expr)
+    for op in ("add_s", "mul_s", "max_s"):
+        expr = {"add_s": "x + 7", "mul_s": "x * -3", "max_s": "pypto.maximum(x, -5)"}[op]
+        cases += _unary(op, expr, ("int32",))
+    cases += _unary("neg", "-x", ("fp32", "fp16", "int32"))
+    for op in ("abs", "relu", "sqrt", "reciprocal", "sign"):
+        cases += _unary(op, f"pypto.{op}(x)")
+    cases += _unary("lrelu", "pypto.lrelu(x, 0.25)")
+    for op in ("exp", "log", "rsqrt", "exp2", "expm1", "log2", "log10", "log1p"):
+        cases += _unary(op, f"pypto.{op}(x)", exact=False)
+    for op in ("sigmoid", "sin", "cos"):
+        cases += _unary(op, f"pypto.{op}(x)", ("fp32",), exact=False)
+    for op in ("floor", "ceil", "round", "trunc"):
+        cases += _unary(op, f"pypto.{op}(x)", ("fp32",))
+    for p in ("2", "3", "0.5", "-1"):
+        cases += _unary(f"pow{p}", f"pypto.pow(x, {p})")
+    cases += _unary("pow1.5", "pypto.pow(x, 1.5)", exact=False)
+    cases += _unary("clone", "pypto.clone(x)")
+    for op in ("gt", "ge", "lt", "le", "eq", "ne"):
+        cases += _binary(op, f"pypto.{op}(x, y)", out="bool")
+    cases += _unary("gt_s", "x > 0.0", out="bool")
+    cases += _unary("eq_s", "pypto.eq(x, 1.0)", out="bool")
+    cases += _binary("where", "pypto.where(x > y, x, y)")
+    cases += _unary("where_s", "pypto.where(x < 0.0, 0.0, x)")
+    for op in ("sum", "amax", "amin"):
+        cases += [Case(f"{op}_row/{d}", f"pypto.{op}(x, -1, keepdim=True)", (("x", FULL, d),), ((R, 1), d),
+                       op != "sum", 0.0 if op != "sum" else APPROX[d]) for d in ("fp32", "fp16")]
+        cases += [Case(f"{op}_col/fp32", f"pypto.{op}(x, 0, keepdim=True)", (("x", FULL, "fp32"),), ((1, C), "fp32"),
+                       op != "sum", 0.0 if op != "sum" else APPROX["fp32"])]
+    cases += [Case("prod_row/fp32", "pypto.prod(x, -1, keepdim=True)", (("x", FULL, "fp32"),), ((R, 1), "fp32"),
+                   False, APPROX["fp32"])]
+    cases += _unary("cast_f16", "pypto.cast(x, pypto.DT_FP16)", ("fp32",), out="fp16")
+    cases.append(Case("cast_f16_row/fp32", "pypto.cast(pypto.amax(x, -1, keepdim=True), pypto.DT_FP16)",
+                      (("x", FULL, "fp32"),), ((R, 1), "fp16")))
+    cases += _unary("cast_f16_trunc", "pypto.cast(x, pypto.DT_FP16, pypto.CastMode.CAST_TRUNC)", ("fp32",), out="fp16")
+    cases += _unary("cast_f32", "pypto.cast(x, pypto.DT_FP32)", ("fp16", "int32"), out="fp32")
+    for mode in ("CAST_NONE", "CAST_RINT", "CAST_ROUND", "CAST_FLOOR", "CAST_CEIL"):
+        cases += _unary(f"cast_i32_{mode[5:].lower()}", f"pypto.cast(x, pypto.DT_INT32, pypto.CastMode.{mode})",
+                        ("fp32",), out="int32")
+    cases += _unary("cast_i32_floor", "pypto.cast(x, pypto.DT_INT32, pypto.CastMode.CAST_FLOOR)", ("fp16",),
+                    out="int32")
+    for d, out in (("fp16", "fp16"), ("fp16", "fp32"), ("fp32", "fp32")):
+        expr = "x @ y" if d == out else f"pypto.matmul(x, y, {DT[out]})"
+        cases.append(Case(f"matmul/{d}->{out}", expr, (("x", (16, 32), d), ("y", (32, 16), d)), ((16, 16), out),
+                          False, APPROX[out]))
+    return cases
+
+
+CASES = {c.key: c for c in _cases()}
+
+
+# ---- values -----------------------------------------------------------------------------------
+
+def _specials(dtype: str) -> list:
+    inf, nan = float("inf"), float("nan")
+    common = [nan, inf, -inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.0]
+    if dtype == "fp16":
+        return common + [65504.0, -65504.0, 2.0 ** -14, -(2.0 ** -14), 2.0 ** -24, 3 * 2.0 ** -24, 1e-6, 11.0,
+                         11.1, -17.4, 2048.0, 4097.0, 1e-3]
+    return common + [3.4028234663852886e38, -3.4028234663852886e38, 1.1754943508222875e-38, 1e-45, 1e-40, -1e-40,
+                     65504.0, 65519.99, 65520.0, -70000.0, 1e5, 2.0 ** 31, -(2.0 ** 31), 2147483520.0, 3e9, -3e9,
+                     1e-5, 88.7, 89.0, -87.3, -104.0, 1e30, 16777217.0, 2.0 ** -14, 2.0 ** -25]
+
+
+INT_SPECIALS = [0, 1, -1, 2 ** 31 - 1, -(2 ** 31), 2 ** 30, -(2 ** 30), 46341, -46341, 65535, 16777217, 7, -5]
+MAGNITUDES = {"fp32": [1.0, 1e-3, 100.0, 1e4, 1e30, 1e-39], "fp16": [1.0, 1e-3, 30.0, 1e4, 1e-6],
+              "int32": [10, 1000, 2 ** 20, 2 ** 31]}
+COLUMNS = [0, 1, 3, 7, 8, 15, 16, 31, 32, 63, 64, C - 1]
+
+
+@st.composite
+def tensor_values(draw, shape: tuple, dtype: str, magnitudes: tuple = (), base=None) -> torch.Tensor:
+    """A background of one magnitude (seeded torch values; or a copy of ``base``) with special
+    values planted in it."""
+    rows, cols = shape
+    if base is not None:
+        t = base.clone()
+    elif dtype == "int32":
+        g = torch.Generator().manual_seed(draw(st.integers(0, 2 ** 16)))
+        bound = draw(st.sampled_from(MAGNITUDES["int32"]))
+        t = torch.randint(-bound, bound, shape, generator=g, dtype=torch.int64).to(torch.int32)
+    else:
+        g = torch.Generator().manual_seed(draw(st.integers(0, 2 ** 16)))
+        scale = draw(st.sampled_from(list(magnitudes or MAGNITUDES[dtype])))
+        t = (torch.randn(shape, generator=g, dtype=torch.float64) * scale).to(TORCH_DT[dtype])
+    specials = st.sampled_from(INT_SPECIALS if dtype == "int32" else _specials(dtype))
+    column = st.one_of(st.sampled_from([c for c in COLUMNS if c < cols]), st.integers(0, cols - 1))
+    for row, col, value in draw(st.lists(st.tuples(st.integers(0, rows - 1), column, specials), max_size=10)):
+        t[row, col] = value
+    return t
+
+
+@st.composite
+def examples(draw, cases: list):
+    """A case and its input values; a second operand is sometimes the first one with a few
+    elements changed (equal operands: comparisons, max/min of equal values, x - x)."""
+    case = CASES[draw(st.sampled_from(cases))]
+    values = {}
+    for name, shape, dtype in case.params:
+        same = name == "y" and case.params[0][1] == shape and draw(st.booleans())
+        values[name] = draw(tensor_values(shape, dtype, case.magnitudes, values["x"] if same else None))
+    return case, values
+
+
+# ---- running a case on both backends ------------------------------------------------------------
+
+_BUILT: dict = {}
+_DIR = None
+
+
+def _program(case: Case):
+    """The case's program and its loaded host library (lowered and built once per process)."""
+    global _DIR
+    if case.key not in _BUILT:
+        if _DIR is None:
+            _DIR = tempfile.mkdtemp(prefix="pypto-edge-")
+        ident = "".join(ch if ch.isalnum() else "_" for ch in case.name)
+        path = os.path.join(_DIR, f"edge_{ident}.py")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(case.source())
+        program = pipeline.lower(live.find_kernel(live.load_module(path)))
+        names = [p.name for p in program.params]
+        launch = HostLaunch.build(program, ascendc.emit_program(program), names)
+        _BUILT[case.key] = (program, launch, names)
+    return _BUILT[case.key]
+
+
+def run_both(case: Case, values: dict) -> tuple:
+    """(host result, interp result) of ``out`` for the given inputs."""
+    program, launch, names = _program(case)
+    shape, dtype = case.out
+    results = []
+    for backend in ("host", "interp"):
+        args = {n: v.clone() for n, v in values.items()}
+        args["out"] = torch.zeros(shape, dtype=TORCH_DT[dtype])
+        if backend == "host":
+            launch.launch([args[n] for n in names])
+        else:
+            run_program(program, args)
+        results.append(args["out"])
+    return tuple(results)
+
+
+def disagreement(case: Case, host: torch.Tensor, interp: torch.Tensor):
+    """None, or a description of the first element where the backends differ."""
+    if host.dtype != interp.dtype or host.shape != interp.shape:
+        return f"dtype/shape {host.dtype}{list(host.shape)} vs {interp.dtype}{list(interp.shape)}"
+    if not host.is_floating_point():
+        bad = host != interp
+    else:
+        h, i = host.double(), interp.double()
+        nan_h, nan_i = h.isnan(), i.isnan()
+        same_special = (h == i) & (torch.signbit(h) == torch.signbit(i))
+        if case.exact:
+            bad = (nan_h != nan_i) | (~nan_h & ~nan_i & ~same_special)
+        else:
+            finite = h.isfinite() & i.isfinite() & (h != 0) & (i != 0)
+            tiny = torch.finfo(host.dtype).tiny
+            close = (h - i).abs() <= case.rtol * i.abs() + tiny
+            bad = (nan_h != nan_i) | (~nan_h & ~nan_i & ~(same_special | (finite & close)))
+    if not bool(bad.any()):
+        return None
+    where = [tuple(ix) for ix in bad.nonzero().tolist()[:4]]
+    return "; ".join(f"at {ix}: host {host[ix].item()!r} interp {interp[ix].item()!r}" for ix in where)
+
+
+def check(case: Case, values: dict) -> None:
+    host, interp = run_both(case, values)
+    problem = disagreement(case, host, interp)
+    if problem:
+        inputs = "; ".join(f"{n}{list(v.shape)}" for n, v in values.items())
+        raise AssertionError(f"{case.key}: host and interp disagree {problem}\ninputs {inputs}")
+
+
+# ---- named cases -------------------------------------------------------------------------------
+
+NAN, INF = float("nan"), float("inf")
+NAN_COLUMNS = (0, 3, 63, C - 1)  # the vectorised scans' first lane, inside, the last full step, the tail
+
+
+def _filled(case: Case, value: float = 1.0) -> dict:
+    return {n: torch.full(shape, value, dtype=TORCH_DT[d]) for n, shape, d in case.params}
+
+
+def _host_and_interp(key: str, values: dict) -> torch.Tensor:
+    """The host's result, checked equal to the interpreter's (docs/semantics.md)."""
+    case = CASES[key]
+    host, interp = run_both(case, values)
+    problem = disagreement(case, host, interp)
+    assert problem is None, f"{key}: host and interp disagree {problem}"
+    return host
+
+
+def _bits_equal(got: torch.Tensor, want: list) -> bool:
+    want = torch.tensor(want, dtype=got.dtype).expand_as(got)
+    same = (got == want) & (torch.signbit(got) == torch.signbit(want))
+    return bool((same | (got.isnan() & want.isnan())).all())
+
+
+def test_fp32_to_fp16_cast_saturates_finite_overflow():
+    """pypto's default for fp32 -> fp16 is to saturate: the interpreter clamped to +-65504, the host
+    emitted a bare Cast(..., CAST_NONE), which overflows to inf; the kernel now clamps first.
+    +-inf and NaN are no overflow and stay."""
+    x = [65519.99, 65520.0, 1e6, -1e6, 3.4e38, INF, -INF, NAN, 65504.0, -0.0]
+    want = [65504.0, 65504.0, 65504.0, -65504.0, 65504.0, INF, -INF, NAN, 65504.0, -0.0]
+    values = _filled(CASES["cast_f16/fp32"])
+    for row in range(R):
+        values["x"][row, 60:] = torch.tensor(x[:C - 60])  # columns 60..66: the last 64-lane step and the tail
+        values["x"][row, :len(x)] = torch.tensor(x)
+    got = _host_and_interp("cast_f16/fp32", values)
+    assert _bits_equal(got[:, :len(x)], want) and _bits_equal(got[:, 60:], want[:C - 60]), got[0].tolist()
+    # a per-row value ([rows, 1], cast row by row)
+    values = _filled(CASES["cast_f16_row/fp32"])
+    values["x"][:, 7] = torch.tensor([65519.99, -1e6, INF])
+    assert _bits_equal(_host_and_interp("cast_f16_row/fp32", values), [[65504.0], [1.0], [INF]])
