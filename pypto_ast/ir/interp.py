@@ -595,6 +595,23 @@ def _pow(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.pow(a, b)
 
 
+def _signed_zero(out: torch.Tensor, negative: torch.Tensor) -> torch.Tensor:
+    """``out`` with each zero made -0 where ``negative`` holds, +0 elsewhere."""
+    return torch.where(out == 0, torch.where(negative, -torch.zeros_like(out), torch.zeros_like(out)), out)
+
+
+def _maximum(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """torch.maximum (a NaN operand gives NaN) with -0 < +0: torch leaves the sign of a zero
+    result to the kernel it takes (the vectorised one returns the other operand)."""
+    out = torch.maximum(a, b)
+    return _signed_zero(out, torch.signbit(a) & torch.signbit(b)) if out.is_floating_point() else out
+
+
+def _minimum(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    out = torch.minimum(a, b)
+    return _signed_zero(out, torch.signbit(a) | torch.signbit(b)) if out.is_floating_point() else out
+
+
 def _binary(fn: Callable) -> Callable:
     def run(m: _Machine, op: Op) -> TVal:
         if len(op.operands) != 2:
@@ -685,9 +702,9 @@ def _op_clip(m: _Machine, op: Op) -> TVal:
         lo_t = next(it) if has_lo else None
         hi_t = next(it) if has_hi else None
         if lo_t is not None:
-            t = torch.maximum(t, lo_t)
+            t = _maximum(t, lo_t)
         if hi_t is not None:
-            t = torch.minimum(t, hi_t)
+            t = _minimum(t, hi_t)
         return t
     return _elementwise(m, op, operands, fn)
 
@@ -738,6 +755,21 @@ def _reduce(fn: Callable, default_dim: Any = _MISSING) -> Callable:
             shape = tuple(n for d, n in enumerate(x.shape) if d not in dims)
         return TVal(out.to(TORCH_DTYPES[x.dtype]).contiguous(), shape, x.dtype)
     return run
+
+
+def _amax(m, op, t, dims, keepdim):
+    """torch.amax (NaN anywhere gives NaN) with -0 < +0, as ``maximum`` folded over the row."""
+    out = torch.amax(t, dim=dims, keepdim=keepdim)
+    if not out.is_floating_point():
+        return out
+    return _signed_zero(out, ~((t == 0) & ~torch.signbit(t)).any(dim=dims, keepdim=keepdim))
+
+
+def _amin(m, op, t, dims, keepdim):
+    out = torch.amin(t, dim=dims, keepdim=keepdim)
+    if not out.is_floating_point():
+        return out
+    return _signed_zero(out, ((t == 0) & torch.signbit(t)).any(dim=dims, keepdim=keepdim))
 
 
 def _prod(m, op, t, dims, keepdim):
@@ -1262,7 +1294,7 @@ def _op_store_scalar(m: _Machine, op: Op) -> None:
 OPS: dict[str, Callable[[_Machine, Op], Any]] = {
     # elementwise binary
     "add": _add_sub(1), "sub": _add_sub(-1), "mul": _binary(torch.mul), "div": _binary(torch.div),
-    "maximum": _binary(torch.maximum), "minimum": _binary(torch.minimum),
+    "maximum": _binary(_maximum), "minimum": _binary(_minimum),
     "pow": _binary(_pow), "remainder": _binary(torch.remainder), "fmod": _binary(torch.fmod),
     "hypot": _binary(torch.hypot), "bitwise_and": _binary(torch.bitwise_and),
     "bitwise_or": _binary(torch.bitwise_or), "bitwise_xor": _binary(torch.bitwise_xor),
@@ -1277,7 +1309,7 @@ OPS: dict[str, Callable[[_Machine, Op], Any]] = {
     "log10": _unary(lambda m, op, t: torch.log10(t)), "log1p": _unary(lambda m, op, t: torch.log1p(t)),
     "ceil": _unary(_int_identity(torch.ceil)), "floor": _unary(_int_identity(torch.floor)),
     "trunc": _unary(_int_identity(torch.trunc)), "round": _unary(_round),
-    "sign": _unary(lambda m, op, t: torch.sign(t)), "relu": _unary(lambda m, op, t: torch.relu(t)),
+    "sign": _unary(lambda m, op, t: torch.sign(t)), "relu": _unary(lambda m, op, t: _maximum(t, torch.zeros_like(t))),
     "lrelu": _unary(_lrelu), "sigmoid": _unary(lambda m, op, t: torch.sigmoid(t)),
     "sin": _unary(lambda m, op, t: torch.sin(t)), "cos": _unary(lambda m, op, t: torch.cos(t)),
     "cbrt": _unary(_cbrt), "softmax": _unary(_softmax),
@@ -1294,8 +1326,7 @@ OPS: dict[str, Callable[[_Machine, Op], Any]] = {
     "greater": _compare(torch.gt), "where": _op_where,
     # reductions and scans
     "sum": _reduce(lambda m, op, t, dims, k: torch.sum(t, dim=dims, keepdim=k)),
-    "amax": _reduce(lambda m, op, t, dims, k: torch.amax(t, dim=dims, keepdim=k)),
-    "amin": _reduce(lambda m, op, t, dims, k: torch.amin(t, dim=dims, keepdim=k)),
+    "amax": _reduce(_amax), "amin": _reduce(_amin),
     "prod": _reduce(_prod), "var": _reduce(_var, default_dim=None), "cumsum": _op_cumsum,
     # matrix
     "matmul": _op_matmul,

@@ -295,6 +295,45 @@ def _bits_equal(got: torch.Tensor, want: list) -> bool:
     return bool((same | (got.isnan() & want.isnan())).all())
 
 
+@pytest.mark.parametrize("key", ["amax_row/fp32", "amin_row/fp32", "amax_row/fp16", "amin_row/fp16"])
+@pytest.mark.parametrize("column", NAN_COLUMNS)
+def test_row_max_and_min_are_nan_wherever_the_nan_is(key, column):
+    """A row amax/amin was NaN on the host only when the NaN sat in column 0 (the runtime's
+    ReduceMax kept the first element's NaN and skipped later ones); NaN propagates, as in torch."""
+    values = _filled(CASES[key])
+    values["x"][:, column] = NAN
+    values["x"][1, 5] = -2.0 if key.startswith("amax") else 2.0  # a row whose extreme is elsewhere
+    assert _host_and_interp(key, values).isnan().all()
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_relu_of_nan_is_nan_like_maximum_with_zero(dtype):
+    """relu(NaN) gave 0 on the host while maximum(NaN, 0) gave NaN: relu is maximum(x, 0), NaN
+    stays NaN (torch), and relu(-0) is +0 like maximum(-0, 0)."""
+    for key in (f"relu/{dtype}", f"max_0/{dtype}"):
+        values = _filled(CASES[key], -1.0)
+        for column in NAN_COLUMNS:
+            values["x"][column % R, column] = NAN
+        values["x"][1, 10] = -0.0
+        got = _host_and_interp(key, values)
+        assert int(got.isnan().sum()) == len(NAN_COLUMNS)
+        assert got[1, 10] == 0 and not torch.signbit(got[1, 10])
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_maximum_and_minimum_order_minus_zero_below_plus_zero(dtype):
+    """The sign of a zero from maximum/minimum depended on the code path in torch (the vectorised
+    kernel returns the other operand) and on the operand order on the host: -0 < +0 (IEEE 754)."""
+    x = [0.0, -0.0, 0.0, -0.0]
+    y = [0.0, 0.0, -0.0, -0.0]
+    for op, want in (("maximum", [0.0, 0.0, 0.0, -0.0]), ("minimum", [0.0, -0.0, -0.0, -0.0])):
+        case = CASES[f"{op}/{dtype}"]
+        values = {"x": torch.tensor(x * (R * C // 4 + 1))[:R * C].reshape(R, C).to(TORCH_DT[dtype]),
+                  "y": torch.tensor(y * (R * C // 4 + 1))[:R * C].reshape(R, C).to(TORCH_DT[dtype])}
+        got = _host_and_interp(case.key, values).flatten()
+        assert _bits_equal(got[:4 * (R * C // 4)].reshape(-1, 4), want), (op, got[:8].tolist())
+
+
 def test_fp32_to_fp16_cast_saturates_finite_overflow():
     """pypto's default for fp32 -> fp16 is to saturate: the interpreter clamped to +-65504, the host
     emitted a bare Cast(..., CAST_NONE), which overflows to inf; the kernel now clamps first.

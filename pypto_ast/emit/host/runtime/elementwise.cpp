@@ -50,12 +50,12 @@ double UnaryD(UnOp op, double x)
     case UnOp::Sqrt: return std::sqrt(x);
     case UnOp::Rsqrt: return 1.0 / std::sqrt(x);
     case UnOp::Reciprocal: return 1.0 / x;
-    case UnOp::Relu: return x > 0 ? x : 0.0;
+    case UnOp::Relu: return MaxD(x, 0.0);  // as Maxs(x, 0): NaN stays NaN, -0 gives +0
     }
     return x;
 }
 // The same function on a chunk of floats v[0..m): exact for Abs/Sqrt/Reciprocal/Relu (single
-// IEEE operations), ExpChunk for Exp, Ln/Rsqrt through double.
+// IEEE operations; Relu is Maxs(x, 0)), ExpChunk for Exp, Ln/Rsqrt through double.
 template <UnOp op> struct UnaryChunk {
     void operator()(F32A* v, int64_t m) const
     {
@@ -65,7 +65,7 @@ template <UnOp op> struct UnaryChunk {
         else if constexpr (op == UnOp::Sqrt) { for (int64_t k = 0; k < m; ++k) v[k] = std::sqrt(v[k]); }
         else if constexpr (op == UnOp::Rsqrt) { for (int64_t k = 0; k < m; ++k) v[k] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(v[k]))); }
         else if constexpr (op == UnOp::Reciprocal) { for (int64_t k = 0; k < m; ++k) v[k] = 1.0f / v[k]; }
-        else { for (int64_t k = 0; k < m; ++k) v[k] = v[k] > 0 ? v[k] : 0.0f; }
+        else { for (int64_t k = 0; k < m; ++k) v[k] = ArithF<'>'>{}(v[k], 0.0f); }
     }
 };
 
