@@ -350,3 +350,16 @@ def test_fp32_to_fp16_cast_saturates_finite_overflow():
     values = _filled(CASES["cast_f16_row/fp32"])
     values["x"][:, 7] = torch.tensor([65519.99, -1e6, INF])
     assert _bits_equal(_host_and_interp("cast_f16_row/fp32", values), [[65504.0], [1.0], [INF]])
+
+
+@pytest.mark.parametrize("op", ["floor", "ceil", "round", "trunc"])
+def test_rounding_to_an_integer_keeps_the_sign_of_zero(op):
+    """floor(-0.0) was +0 on the host (the runtime's Cast float -> float rebuilt the sign from
+    x < 0): rounding to an integral value keeps the sign, -0 and -0.3 give -0 (IEEE, torch)."""
+    x = torch.tensor([-0.0, 0.0, -0.3, 0.3, -0.5, -0.7, -1.5, 2.5, INF, -INF, NAN])
+    values = _filled(CASES[f"{op}/fp32"])
+    values["x"][:, 50:50 + len(x)] = x
+    values["x"][:, :len(x)] = x
+    got = _host_and_interp(f"{op}/fp32", values)
+    want = getattr(torch, op)(x).tolist()
+    assert _bits_equal(got[:, :len(x)], want) and _bits_equal(got[:, 50:50 + len(x)], want)

@@ -120,10 +120,9 @@ template <typename D> D CastValue(double x, pypto_host::fp::Rnd r, bool srcIsF32
     } else if constexpr (std::is_same<D, bfloat16_t>::value) {
         return bfloat16_t::FromBits(static_cast<uint16_t>(Encode(RoundTo(x, kBf16, r), kBf16)));
     } else if constexpr (std::is_same<D, float>::value) {
-        if (srcIsF32) {  // float -> float: round to an integral value
+        if (srcIsF32) {  // float -> float: round to an integral value, keeping the sign (of a zero too)
             if (std::isnan(x) || std::isinf(x)) return static_cast<float>(x);
-            const double v = RoundMag(std::fabs(x), x < 0, r);
-            return static_cast<float>(x < 0 ? -v : v);
+            return static_cast<float>(std::copysign(RoundMag(std::fabs(x), x < 0, r), x));
         }
         return static_cast<float>(RoundTo(x, kF32, r));
     } else {
