@@ -908,6 +908,7 @@ def _narrow_float(x: torch.Tensor, target: torch.dtype, mode: str, saturate: boo
             tie = finite & torch.isfinite(yd) & (yd != xd) & ((xd - yd).abs() == (od - xd).abs())
             k = torch.where(tie & (od.abs() > yd.abs()), other, k)
         y = _from_key16(k, target)
+        y = torch.where(torch.signbit(x), -y.abs(), y.abs())  # key 0 is +0: -1e-8 truncates to -0
     if saturate:
         big = torch.finfo(target).max
         over = torch.isinf(y) & torch.isfinite(x)

@@ -363,3 +363,13 @@ def test_rounding_to_an_integer_keeps_the_sign_of_zero(op):
     got = _host_and_interp(f"{op}/fp32", values)
     want = getattr(torch, op)(x).tolist()
     assert _bits_equal(got[:, :len(x)], want) and _bits_equal(got[:, 50:50 + len(x)], want)
+
+
+def test_directed_rounding_to_fp16_keeps_the_sign_of_zero():
+    """fp32 -> fp16 with CAST_TRUNC of -1e-8 gave +0 in the interpreter (its rounding walks a
+    monotone integer key, whose 0 is +0) and -0 on the host: the result keeps the sign of x."""
+    x = torch.tensor([-1e-8, 1e-8, -3e-8, -0.0, -1e-40, 2.0 ** -24 * 1.5, -(2.0 ** -24) * 1.5])
+    values = _filled(CASES["cast_f16_trunc/fp32"])
+    values["x"][:, :len(x)] = x
+    got = _host_and_interp("cast_f16_trunc/fp32", values)
+    assert _bits_equal(got[:, :len(x)], [-0.0, 0.0, -0.0, -0.0, -0.0, 2.0 ** -24, -(2.0 ** -24)])
