@@ -595,6 +595,24 @@ def _pow(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.pow(a, b)
 
 
+def _op_pow(m: _Machine, op: Op) -> TVal:
+    """``pow(x, p)`` with a scalar ``p`` calls torch with a Python number, as the user's torch
+    code (``x ** 2``) does: torch then takes its exact special cases (``x * x``, ``sqrt``,
+    ``reciprocal``); a 0-d tensor exponent would take its generic, inexact pow."""
+    if len(op.operands) != 2:
+        raise m.err(f"pow takes 2 operands, got {len(op.operands)}")
+    a, b = m.operand(op.operands[0]), m.operand(op.operands[1])
+    if not isinstance(a, TVal) or isinstance(b, TVal):
+        return _elementwise(m, op, [a, b], _pow)
+    p = _scalar_tensor(b, a.dtype).item()  # the Element rule: p in x's dtype
+
+    def scalar_pow(t: torch.Tensor) -> torch.Tensor:
+        if not t.is_floating_point() and p < 0:
+            raise ValueError("integer pow with a negative exponent is undefined")
+        return torch.pow(t, p)
+    return _elementwise(m, op, [a], scalar_pow)
+
+
 def _signed_zero(out: torch.Tensor, negative: torch.Tensor) -> torch.Tensor:
     """``out`` with each zero made -0 where ``negative`` holds, +0 elsewhere."""
     return torch.where(out == 0, torch.where(negative, -torch.zeros_like(out), torch.zeros_like(out)), out)
@@ -1296,7 +1314,7 @@ OPS: dict[str, Callable[[_Machine, Op], Any]] = {
     # elementwise binary
     "add": _add_sub(1), "sub": _add_sub(-1), "mul": _binary(torch.mul), "div": _binary(torch.div),
     "maximum": _binary(_maximum), "minimum": _binary(_minimum),
-    "pow": _binary(_pow), "remainder": _binary(torch.remainder), "fmod": _binary(torch.fmod),
+    "pow": _op_pow, "remainder": _binary(torch.remainder), "fmod": _binary(torch.fmod),
     "hypot": _binary(torch.hypot), "bitwise_and": _binary(torch.bitwise_and),
     "bitwise_or": _binary(torch.bitwise_or), "bitwise_xor": _binary(torch.bitwise_xor),
     # elementwise unary

@@ -373,3 +373,14 @@ def test_directed_rounding_to_fp16_keeps_the_sign_of_zero():
     values["x"][:, :len(x)] = x
     got = _host_and_interp("cast_f16_trunc/fp32", values)
     assert _bits_equal(got[:, :len(x)], [-0.0, 0.0, -0.0, -0.0, -0.0, 2.0 ** -24, -(2.0 ** -24)])
+
+
+@pytest.mark.parametrize("p", ["2", "3", "-1"])
+def test_pow_with_a_scalar_exponent_is_what_torch_computes_for_x_to_the_p(p):
+    """pow(x, 2) differed from torch's x ** 2 in the last bit: the interpreter passed the exponent
+    as a 0-d tensor, which takes torch's generic pow; with a Python number torch computes x * x
+    (x * x * x, 1 / x), as the host's Mul / Reciprocal do."""
+    g = torch.Generator().manual_seed(int(p) + 7)
+    values = {"x": torch.randn(R, C, generator=g) * 10}
+    got = _host_and_interp(f"pow{p}/fp32", values)
+    assert _bits_equal(got, (values["x"] ** float(p)).tolist())
