@@ -911,10 +911,11 @@ class SegmentEmitter:
             if alpha is None:
                 scal = [v for v in op.operands[1:] if _is_scalar(v)]
                 alpha = _sval(scal[0]) if scal else 0.01
-            t = self.scratch_ref(i, 0, dt)
-            L += [f"AscendC::Mins({t}, {x}, {lit(0, dt, span)}, {n});{cm}",
-                  f"AscendC::Muls({t}, {t}, {lit(alpha, dt, span)}, {n});",
-                  f"AscendC::Maxs({dst}, {x}, {lit(0, dt, span)}, {n});", f"AscendC::Add({dst}, {dst}, {t}, {n});"]
+            # x >= 0 ? x : slope * x (one rounding; keeps -0 and NaN as the interpreter does)
+            t, mask = self.scratch_ref(i, 0, dt), self.scratch_ref(i, 1, "bool")
+            L += [f"AscendC::CompareScalar({mask}, {x}, {lit(0, dt, span)}, AscendC::CMPMODE::GE, {n});{cm}",
+                  f"AscendC::Muls({t}, {x}, {lit(alpha, dt, span)}, {n});",
+                  f"AscendC::Select({dst}, {mask}, {x}, {t}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});"]
         elif code == "clip":
             lo, hi = (op.operands + (None, None))[1:3]
             lo = op.attr("min", lo)

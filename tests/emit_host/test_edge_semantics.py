@@ -384,3 +384,15 @@ def test_pow_with_a_scalar_exponent_is_what_torch_computes_for_x_to_the_p(p):
     values = {"x": torch.randn(R, C, generator=g) * 10}
     got = _host_and_interp(f"pow{p}/fp32", values)
     assert _bits_equal(got, (values["x"] ** float(p)).tolist())
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_lrelu_keeps_minus_zero_and_nan(dtype):
+    """lrelu(-0) was +0 on the host (max(x, 0) + slope * min(x, 0) adds two zeros) and -0 in the
+    interpreter and torch (x >= 0 ? x : slope * x): the host selects now."""
+    x = torch.tensor([-0.0, 0.0, NAN, -INF, INF, -2.0, 3.0, -1e-3])
+    values = _filled(CASES[f"lrelu/{dtype}"])
+    values["x"][:, C - len(x):] = x
+    got = _host_and_interp(f"lrelu/{dtype}", values)
+    want = torch.nn.functional.leaky_relu(x.to(TORCH_DT[dtype]).float(), 0.25).to(TORCH_DT[dtype])
+    assert _bits_equal(got[:, C - len(x):], want.tolist())
