@@ -20,6 +20,7 @@ buffer's element count (evaluated by the control program for each launch).
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass, field
 
 from .. import ir
@@ -101,6 +102,22 @@ def lit(v, dt: str, span=None) -> str:
     if "e" not in s and "." not in s:
         s += ".0"
     return f"static_cast<half>({s}f)" if dt == "fp16" else f"{s}f"
+
+
+def _exact_reciprocal(v, dt: str):
+    """1 / v when multiplying by it is exactly dividing by v in ``dt`` (v, rounded to dt, a power of
+    two whose reciprocal is a normal number of dt), else None."""
+    fmt, lowest, highest = {"fp32": ("<f", -126, 127), "fp16": ("<e", -14, 15)}.get(dt, (None, 0, 0))
+    if fmt is None:
+        return None
+    try:
+        v = struct.unpack(fmt, struct.pack(fmt, float(v)))[0]
+    except OverflowError:  # beyond the dtype's range
+        return None
+    m, e = math.frexp(abs(v))
+    if m != 0.5 or not lowest <= 1 - e <= highest:
+        return None
+    return 1.0 / v
 
 
 class SegmentEmitter:
@@ -582,12 +599,9 @@ class SegmentEmitter:
             out.append(f"AscendC::Adds({dst}, {dst}, {s}, {n});")
         elif code == "mul":
             out.append(f"AscendC::Muls({dst}, {x}, {s}, {n});")
-        elif code == "div" and not s_first:  # x / s: one scalar reciprocal, then a vector multiply
-            ct = CTYPE[dt]
-            out.append(f"AscendC::Muls({dst}, {x}, static_cast<{ct}>(1.0f / static_cast<float>({s})), {n});")
-        elif code == "div":
+        elif code == "div":  # a division, correctly rounded: x * (1 / s) is not x / s
             out.append(f"AscendC::Duplicate({w}, {s}, {n});")
-            out.append(f"AscendC::Div({dst}, {w}, {x}, {n});")
+            out.append(f"AscendC::Div({dst}, {w}, {x}, {n});" if s_first else f"AscendC::Div({dst}, {x}, {w}, {n});")
         elif code in ("maximum", "minimum"):
             out.append(f"AscendC::{'Maxs' if code == 'maximum' else 'Mins'}({dst}, {x}, {s}, {n});")
         else:
@@ -622,10 +636,10 @@ class SegmentEmitter:
             if a[0] == "s" or b[0] == "s":
                 s_first = a[0] == "s"
                 t, sv = (b[1], a[1]) if s_first else (a[1], b[1])
-                if code == "div" and not s_first:
-                    if float(sv) == 0.0:
-                        unsupported("division by the scalar 0", span)
-                    body = [f"AscendC::Muls({dst}, {self.ref(t)}, {lit(1.0 / float(sv), dt, span)}, {n});{cm}"]
+                if code == "div" and not s_first and float(sv) == 0.0:
+                    unsupported("division by the scalar 0", span)
+                if code == "div" and not s_first and _exact_reciprocal(sv, dt) is not None:
+                    body = [f"AscendC::Muls({dst}, {self.ref(t)}, {lit(_exact_reciprocal(sv, dt), dt, span)}, {n});{cm}"]
                 else:
                     body = []
                     self._scalar_op(code, dst, self.ref(t), lit(sv, dt, span), n, dt, s_first, body, span, sv)

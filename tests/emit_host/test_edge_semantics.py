@@ -97,6 +97,7 @@ def _cases() -> list:
                        ("max_s", "pypto.maximum(x, -1.5)"), ("min_s", "pypto.minimum(x, 2.5)"),
                        ("clip", "pypto.clip(x, -1.0, 2.0)")):
         cases += _unary(name, expr)
+    cases += _unary("div_row", "x / pypto.amax(x, -1, keepdim=True)")  # a divisor per row
     for op in ("add_s", "mul_s", "max_s"):
         expr = {"add_s": "x + 7", "mul_s": "x * -3", "max_s": "pypto.maximum(x, -5)"}[op]
         cases += _unary(op, expr, ("int32",))
@@ -396,3 +397,16 @@ def test_lrelu_keeps_minus_zero_and_nan(dtype):
     got = _host_and_interp(f"lrelu/{dtype}", values)
     want = torch.nn.functional.leaky_relu(x.to(TORCH_DT[dtype]).float(), 0.25).to(TORCH_DT[dtype])
     assert _bits_equal(got[:, C - len(x):], want.tolist())
+
+
+@pytest.mark.parametrize("key", ["div_s/fp32", "div_s/fp16", "div_row/fp32", "div_row/fp16"])
+def test_division_by_a_scalar_is_a_division(key):
+    """x / 3.0 was x * (1 / 3.0) on the host, an ulp off in fp32 and worse in fp16 (the reciprocal
+    rounded to half); a divisor per row likewise: the kernel divides (Duplicate + Div) unless the
+    reciprocal is an exact power of two."""
+    g = torch.Generator().manual_seed(3)
+    values = {"x": (torch.randn(R, C, generator=g) * 100).to(TORCH_DT[CASES[key].params[0][2]])}
+    got = _host_and_interp(key, values)
+    x = values["x"]
+    divisor = 3.0 if key.startswith("div_s") else x.amax(-1, keepdim=True)
+    assert _bits_equal(got, (x / divisor).tolist())
