@@ -120,6 +120,44 @@ def _exact_reciprocal(v, dt: str):
     return 1.0 / v
 
 
+def _in_dtype(v, dt: str) -> float:
+    """v as pypto's Element rule makes it for a ``dt`` tensor (rounded to fp16 for fp16)."""
+    if dt != "fp16":
+        return float(v)
+    try:
+        return struct.unpack("<e", struct.pack("<e", float(v)))[0]
+    except OverflowError:
+        return math.copysign(math.inf, float(v))
+
+
+_POW_SINGLE = ("one", "copy", "square", "sqrt", "recip", "rsqrt", "inv_square")
+
+
+def _pow_exponent(op, ops: list, dt: str) -> float:
+    e = op.operands[1] if len(op.operands) > 1 else None
+    if not _is_scalar(e):
+        unsupported("'pow' with a tensor exponent", op.span)
+    if dt not in ("fp32", "fp16"):
+        unsupported(f"'pow' on {dt}", op.span)
+    p = _in_dtype(_sval(e), dt)
+    if not math.isfinite(p):
+        unsupported(f"'pow' with the exponent {p} (pypto's scalar operands are finite)", op.span)
+    return p
+
+
+def _pow_kind(p: float) -> str:
+    """Which computation x ** p takes: torch's special cases (its pow with a Python exponent
+    computes x * x, sqrt, rsqrt, 1 / x, 1 / (x * x), x * x * x), an integer exponent (even or odd:
+    the sign of x matters), or a general real one."""
+    special = {0.0: "one", 1.0: "copy", 2.0: "square", 0.5: "sqrt", -0.5: "rsqrt", -1.0: "recip",
+               -2.0: "inv_square", 3.0: "cube"}
+    if p in special:
+        return special[p]
+    if math.isfinite(p) and p.is_integer():
+        return "odd" if int(p) % 2 else "even"
+    return "real"
+
+
 class SegmentEmitter:
     def __init__(self, seg: Segment, source: str, line_directives: bool, budget: int):
         self.s, self.source, self.lines_on, self.budget = seg, source, line_directives, budget
@@ -295,8 +333,8 @@ class SegmentEmitter:
             alpha = op.attr("alpha")
             if alpha is not None and float(alpha) != 1.0:
                 return 1
-        if code in ("pow",):
-            return 1
+        if code == "pow":
+            return 0 if _pow_kind(_pow_exponent(op, [], self.s.dtype[op.results[0]])) in _POW_SINGLE else 1
         return 0
 
     # -- rendering helpers ---------------------------------------------------------------
@@ -805,6 +843,42 @@ class SegmentEmitter:
             return out
         unsupported(f"'{code}' broadcasting a {ka} and a {kb} value", span)
 
+    def _pow(self, i, p: float, x: str, dst: str, dt: str, n, cm: str) -> list:
+        """x ** p for a scalar p, as torch computes it: exact special cases, else exp(p * ln|x|)
+        with the sign and the zeros, infinities and NaN that pow gives (C99 / torch)."""
+        kind = _pow_kind(p)
+        if kind == "one":
+            return [f"AscendC::Duplicate({dst}, {lit(1, dt)}, {n});{cm} (x ** 0 is 1, NaN too)"]
+        single = {"copy": "DataCopy({dst}, {x}, {n})", "square": "Mul({dst}, {x}, {x}, {n})",
+                  "sqrt": "Sqrt({dst}, {x}, {n})", "recip": "Reciprocal({dst}, {x}, {n})",
+                  "rsqrt": "Rsqrt({dst}, {x}, {n})"}
+        if kind in single:
+            return ["AscendC::" + single[kind].format(dst=dst, x=x, n=n) + f";{cm}"]
+        if kind == "inv_square":  # 1 / (x * x)
+            return [f"AscendC::Mul({dst}, {x}, {x}, {n});{cm}", f"AscendC::Reciprocal({dst}, {dst}, {n});"]
+        t = self.scratch_ref(i, 0, dt)
+        if kind == "cube":
+            return [f"AscendC::Mul({t}, {x}, {x}, {n});{cm}", f"AscendC::Mul({dst}, {t}, {x}, {n});"]
+
+        def power_of_abs(target: str, q: float) -> list:  # |x| ** q
+            return [f"AscendC::Abs({target}, {x}, {n});", f"AscendC::Ln({target}, {target}, {n});",
+                    f"AscendC::Muls({target}, {target}, {lit(q, dt)}, {n});", f"AscendC::Exp({target}, {target}, {n});"]
+        if kind == "even":  # |x| ** p: the sign of x does not matter
+            lines = power_of_abs(dst, p)
+            lines[0] += f"{cm} (|x| ** {p!r})"
+            return lines
+        if kind == "odd":  # x * |x| ** (|p| - 1), and its reciprocal for p < 0: the sign, -0 and -inf right
+            lines = power_of_abs(t, abs(p) - 1) + [f"AscendC::Mul({dst}, {x}, {t}, {n});"]
+            lines[0] += f"{cm} (x * |x| ** {abs(p) - 1!r}{', reciprocal' if p < 0 else ''})"
+            return lines + ([f"AscendC::Reciprocal({dst}, {dst}, {n});"] if p < 0 else [])
+        # a non-integer p: exp(p * ln x) is NaN for x < 0 as pow is, but pow(-inf, p) is +inf / +0
+        mask = self.scratch_ref(i, 0, "bool")
+        return [f"AscendC::CompareScalar({mask}, {x}, {lit(-math.inf, dt)}, AscendC::CMPMODE::NE, {n});{cm}",
+                f"AscendC::Ln({dst}, {x}, {n});", f"AscendC::Muls({dst}, {dst}, {lit(p, dt)}, {n});",
+                f"AscendC::Exp({dst}, {dst}, {n});",
+                f"AscendC::Select({dst}, {mask}, {dst}, {lit(math.inf if p > 0 else 0.0, dt)}, "
+                f"AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, {n});  // x = -inf"]
+
     def _saturates(self, op, sdt: str, dt: str) -> bool:
         try:
             return saturates((sdt, dt), op.attr("satmode"))
@@ -959,24 +1033,7 @@ class SegmentEmitter:
                   f"AscendC::Select({neg}, {mask}, {one}, {lit(0, dt, span)}, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, {n});",
                   f"AscendC::Add({dst}, {dst}, {neg}, {n});"]
         elif code == "pow":
-            e = ops[1]
-            if e[0] != "s":
-                unsupported("'pow' with a tensor exponent", span)
-            p = float(e[1])
-            if p == 2.0:
-                L.append(f"AscendC::Mul({dst}, {x}, {x}, {n});{cm}")
-            elif p == 1.0:
-                L.append(f"AscendC::DataCopy({dst}, {x}, {n});{cm}")
-            elif p == 0.5:
-                L.append(f"AscendC::Sqrt({dst}, {x}, {n});{cm}")
-            elif p == -1.0:
-                L.append(f"AscendC::Reciprocal({dst}, {x}, {n});{cm}")
-            elif p == 3.0:
-                t = self.scratch_ref(i, 0, dt)
-                L += [f"AscendC::Mul({t}, {x}, {x}, {n});{cm}", f"AscendC::Mul({dst}, {t}, {x}, {n});"]
-            else:  # x > 0: exp(p * ln x)
-                L += [f"AscendC::Ln({dst}, {x}, {n});{cm} (x > 0)", f"AscendC::Muls({dst}, {dst}, {lit(p, dt, span)}, {n});",
-                      f"AscendC::Exp({dst}, {dst}, {n});"]
+            L += self._pow(i, _pow_exponent(op, ops, dt), x, dst, dt, n, cm)
         else:
             unsupported(f"op '{code}'", span)
         out.extend("        " + s for s in L)
