@@ -130,10 +130,11 @@ def _in_dtype(v, dt: str) -> float:
         return math.copysign(math.inf, float(v))
 
 
-_POW_SINGLE = ("one", "copy", "square", "sqrt", "recip", "rsqrt", "inv_square")
+_POW_ONE_ROUNDING = ("one", "copy", "square", "sqrt", "recip", "rsqrt")  # one vector op, one rounding
+_POW_NO_SCRATCH = _POW_ONE_ROUNDING + ("inv_square",)
 
 
-def _pow_exponent(op, ops: list, dt: str) -> float:
+def _pow_exponent(op, dt: str) -> float:
     e = op.operands[1] if len(op.operands) > 1 else None
     if not _is_scalar(e):
         unsupported("'pow' with a tensor exponent", op.span)
@@ -324,6 +325,10 @@ class SegmentEmitter:
                    for op in self.s.ops)
 
     def _scratch_count(self, op) -> int:
+        """Scratch slots of one op: its own, and one more for an fp16 op computed in fp32."""
+        return self._op_scratch(op) + self._widened(op)
+
+    def _op_scratch(self, op) -> int:
         code = op.opcode
         if code in ("sign", "sin", "cos"):
             return 3
@@ -334,8 +339,16 @@ class SegmentEmitter:
             if alpha is not None and float(alpha) != 1.0:
                 return 1
         if code == "pow":
-            return 0 if _pow_kind(_pow_exponent(op, [], self.s.dtype[op.results[0]])) in _POW_SINGLE else 1
+            return 0 if _pow_kind(_pow_exponent(op, self.s.dtype[op.results[0]])) in _POW_NO_SCRATCH else 1
         return 0
+
+    def _widened(self, op) -> bool:
+        """An fp16 op composed of several vector steps runs them in fp32 and rounds to fp16 once,
+        as every fp16 op does in the interpreter (docs/semantics.md); half intermediates would
+        round at each step (exp2 as Exp(x * ln2) was off by 8 in 2198)."""
+        if op.opcode not in ("exp2", "expm1", "log2", "log10", "log1p", "pow") or self.s.dtype[op.results[0]] != "fp16":
+            return False
+        return op.opcode != "pow" or _pow_kind(_pow_exponent(op, "fp16")) not in _POW_ONE_ROUNDING
 
     # -- rendering helpers ---------------------------------------------------------------
     def ref(self, key: str) -> str:
@@ -863,14 +876,14 @@ class SegmentEmitter:
         def power_of_abs(target: str, q: float) -> list:  # |x| ** q
             return [f"AscendC::Abs({target}, {x}, {n});", f"AscendC::Ln({target}, {target}, {n});",
                     f"AscendC::Muls({target}, {target}, {lit(q, dt)}, {n});", f"AscendC::Exp({target}, {target}, {n});"]
+        def noted(lines: list, note: str) -> list:
+            return [lines[0] + (f"{cm} ({note})" if cm else f"  // {note}")] + lines[1:]
         if kind == "even":  # |x| ** p: the sign of x does not matter
-            lines = power_of_abs(dst, p)
-            lines[0] += f"{cm} (|x| ** {p!r})"
-            return lines
+            return noted(power_of_abs(dst, p), f"|x| ** {p!r}")
         if kind == "odd":  # x * |x| ** (|p| - 1), and its reciprocal for p < 0: the sign, -0 and -inf right
             lines = power_of_abs(t, abs(p) - 1) + [f"AscendC::Mul({dst}, {x}, {t}, {n});"]
-            lines[0] += f"{cm} (x * |x| ** {abs(p) - 1!r}{', reciprocal' if p < 0 else ''})"
-            return lines + ([f"AscendC::Reciprocal({dst}, {dst}, {n});"] if p < 0 else [])
+            lines += [f"AscendC::Reciprocal({dst}, {dst}, {n});"] if p < 0 else []
+            return noted(lines, f"x * |x| ** {abs(p) - 1!r}{', reciprocal' if p < 0 else ''}")
         # a non-integer p: exp(p * ln x) is NaN for x < 0 as pow is, but pow(-inf, p) is +inf / +0
         mask = self.scratch_ref(i, 0, "bool")
         return [f"AscendC::CompareScalar({mask}, {x}, {lit(-math.inf, dt)}, AscendC::CMPMODE::NE, {n});{cm}",
@@ -947,9 +960,17 @@ class SegmentEmitter:
             return out
         unsupported(f"'{code}' on {dt}", span)
 
-    def _composed(self, i, op, ops, res, dt, dst, n, out, cm):
+    def _composed(self, i, op, ops, res, dt, dst, n, out, cm, x=None):
         code, span = op.opcode, op.span
-        x = self.ref(ops[0][1])
+        if x is None and self._widened(op):  # in fp32: widen into a scratch slot, compute there, round once
+            w = self.scratch_ref(i, self._op_scratch(op), "fp32")
+            rows = self.tr if self.kind(res) in ("F", "R") else 1
+            n32 = -(-rows * self.stride(res, "fp16") // 64) * 64  # the elements of the tile, in 256-byte steps
+            out.append(f"        AscendC::Cast({w}, {self.ref(ops[0][1])}, AscendC::RoundMode::CAST_NONE, {n32});{cm} (in fp32)")
+            self._composed(i, op, ops, res, "fp32", w, n32, out, "", x=w)
+            out.append(f"        AscendC::Cast({dst}, {w}, AscendC::RoundMode::CAST_RINT, {n32});  // rounded to fp16 once")
+            return out
+        x = x or self.ref(ops[0][1])
         L = []
         if code == "neg":
             L.append(f"AscendC::Muls({dst}, {x}, {lit(-1, dt, span)}, {n});{cm}")
@@ -1033,7 +1054,7 @@ class SegmentEmitter:
                   f"AscendC::Select({neg}, {mask}, {one}, {lit(0, dt, span)}, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, {n});",
                   f"AscendC::Add({dst}, {dst}, {neg}, {n});"]
         elif code == "pow":
-            L += self._pow(i, _pow_exponent(op, ops, dt), x, dst, dt, n, cm)
+            L += self._pow(i, _pow_exponent(op, self.s.dtype[res]), x, dst, dt, n, cm)
         else:
             unsupported(f"op '{code}'", span)
         out.extend("        " + s for s in L)
