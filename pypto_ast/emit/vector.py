@@ -330,6 +330,8 @@ class SegmentEmitter:
 
     def _op_scratch(self, op) -> int:
         code = op.opcode
+        if code in ("expm1", "log1p"):
+            return 4
         if code in ("sign", "sin", "cos"):
             return 3
         if code in ("lrelu", "where", "sigmoid") or self._saturating_fp16(op):
@@ -856,6 +858,12 @@ class SegmentEmitter:
             return out
         unsupported(f"'{code}' broadcasting a {ka} and a {kb} value", span)
 
+    @staticmethod
+    def _where_value(v: str, mode: str, s: float, a: str, b: str, mask: str, n, dt: str, note: str) -> list:
+        """b = (v <mode> s) ? a : b."""
+        return [f"AscendC::CompareScalar({mask}, {v}, {lit(s, dt)}, AscendC::CMPMODE::{mode}, {n});",
+                f"AscendC::Select({b}, {mask}, {a}, {b}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});  // {note}"]
+
     def _pow(self, i, p: float, x: str, dst: str, dt: str, n, cm: str) -> list:
         """x ** p for a scalar p, as torch computes it: exact special cases, else exp(p * ln|x|)
         with the sign and the zeros, infinities and NaN that pow gives (C99 / torch)."""
@@ -877,7 +885,7 @@ class SegmentEmitter:
             return [f"AscendC::Abs({target}, {x}, {n});", f"AscendC::Ln({target}, {target}, {n});",
                     f"AscendC::Muls({target}, {target}, {lit(q, dt)}, {n});", f"AscendC::Exp({target}, {target}, {n});"]
         def noted(lines: list, note: str) -> list:
-            return [lines[0] + (f"{cm} ({note})" if cm else f"  // {note}")] + lines[1:]
+            return [lines[0] + f"{cm} ({note})"] + lines[1:]
         if kind == "even":  # |x| ** p: the sign of x does not matter
             return noted(power_of_abs(dst, p), f"|x| ** {p!r}")
         if kind == "odd":  # x * |x| ** (|p| - 1), and its reciprocal for p < 0: the sign, -0 and -inf right
@@ -967,7 +975,7 @@ class SegmentEmitter:
             rows = self.tr if self.kind(res) in ("F", "R") else 1
             n32 = -(-rows * self.stride(res, "fp16") // 64) * 64  # the elements of the tile, in 256-byte steps
             out.append(f"        AscendC::Cast({w}, {self.ref(ops[0][1])}, AscendC::RoundMode::CAST_NONE, {n32});{cm} (in fp32)")
-            self._composed(i, op, ops, res, "fp32", w, n32, out, "", x=w)
+            self._composed(i, op, ops, res, "fp32", w, n32, out, cm, x=w)
             out.append(f"        AscendC::Cast({dst}, {w}, AscendC::RoundMode::CAST_RINT, {n32});  // rounded to fp16 once")
             return out
         x = x or self.ref(ops[0][1])
@@ -1008,13 +1016,29 @@ class SegmentEmitter:
             L += [f"AscendC::Adds({dst}, {dst}, {lit(1, dt, span)}, {n});", f"AscendC::Mul({dst}, {dst}, {y}, {n});"]
         elif code == "exp2":
             L += [f"AscendC::Muls({dst}, {x}, {lit(math.log(2.0), dt, span)}, {n});{cm}", f"AscendC::Exp({dst}, {dst}, {n});"]
-        elif code == "expm1":
-            L += [f"AscendC::Exp({dst}, {x}, {n});{cm}", f"AscendC::Adds({dst}, {dst}, {lit(-1, dt, span)}, {n});"]
+        elif code == "expm1":  # Kahan: (u - 1) / ln(u) * x with u = e^x keeps the digits e^x - 1 loses near 0
+            u, t, l = (self.scratch_ref(i, j, dt) for j in range(3))
+            mask = self.scratch_ref(i, 3, "bool")
+            L += [f"AscendC::Exp({u}, {x}, {n});{cm} (Kahan's expm1)", f"AscendC::Adds({t}, {u}, {lit(-1, dt)}, {n});",
+                  f"AscendC::Ln({l}, {u}, {n});", f"AscendC::Div({t}, {t}, {l}, {n});", f"AscendC::Mul({t}, {t}, {x}, {n});"]
+            L += self._where_value(u, "EQ", 1.0, x, t, mask, n, dt, "u = 1: x (and -0)")
+            L += self._where_value(u, "EQ", math.inf, u, t, mask, n, dt, "u = inf: inf")
+            # u <= 2^-25: u - 1 rounds to -1, and so does e^x - 1 (ln u of a denormal u is not x)
+            L += [f"AscendC::Duplicate({l}, {lit(-1, dt)}, {n});",
+                  f"AscendC::CompareScalar({mask}, {u}, {lit(2.0 ** -25, dt)}, AscendC::CMPMODE::LE, {n});",
+                  f"AscendC::Select({dst}, {mask}, {l}, {t}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});  // -1"]
         elif code in ("log2", "log10"):
             k = 1.0 / math.log(2.0 if code == "log2" else 10.0)
             L += [f"AscendC::Ln({dst}, {x}, {n});{cm}", f"AscendC::Muls({dst}, {dst}, {lit(k, dt, span)}, {n});"]
-        elif code == "log1p":
-            L += [f"AscendC::Adds({dst}, {x}, {lit(1, dt, span)}, {n});{cm}", f"AscendC::Ln({dst}, {dst}, {n});"]
+        elif code == "log1p":  # Kahan: ln(u) / (u - 1) * x with u = 1 + x keeps the digits 1 + x rounds off
+            u, t, d = (self.scratch_ref(i, j, dt) for j in range(3))
+            mask = self.scratch_ref(i, 3, "bool")
+            L += [f"AscendC::Adds({u}, {x}, {lit(1, dt)}, {n});{cm} (Kahan's log1p)", f"AscendC::Ln({t}, {u}, {n});",
+                  f"AscendC::Adds({d}, {u}, {lit(-1, dt)}, {n});", f"AscendC::Div({t}, {t}, {d}, {n});",
+                  f"AscendC::Mul({t}, {t}, {x}, {n});"]
+            L += self._where_value(u, "EQ", 1.0, x, t, mask, n, dt, "u = 1: x (and -0)")
+            L += [f"AscendC::CompareScalar({mask}, {u}, {lit(math.inf, dt)}, AscendC::CMPMODE::NE, {n});",
+                  f"AscendC::Select({dst}, {mask}, {t}, {lit(math.inf, dt)}, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, {n});  // u = inf: inf"]
         elif code == "lrelu":
             alpha = op.attr("negative_slope", op.attr("alpha"))
             if alpha is None:

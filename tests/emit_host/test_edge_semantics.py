@@ -452,3 +452,18 @@ def _torch_result(key: str, x: torch.Tensor) -> torch.Tensor:
     if name.startswith("pow"):
         return (f ** float(name[3:])).half()
     return getattr(torch, name)(f).half()
+
+
+@pytest.mark.parametrize("key", ["expm1/fp32", "log1p/fp32", "expm1/fp16", "log1p/fp16"])
+def test_expm1_and_log1p_keep_their_digits_near_zero(key):
+    """expm1(1e-10) was 0 on the host (exp(x) - 1) and log1p(1e-10) too (ln(1 + x)): those
+    functions exist for small x. Kahan's forms keep them within a few ulps, and the ends right."""
+    tiny = [1e-10, -1e-10, 1e-5, -3e-4, 2e-30, 1e-40, -0.0, 0.0] if key.endswith("fp32") else [1e-6, -2e-7, 1e-3, -3e-4, -0.0]
+    x = torch.tensor(tiny + [0.7, -0.9, 20.0, -30.0, 1e30, -1e30, INF, -INF, NAN, -1.0, -1.5]).to(TORCH_DT[key[-4:]])
+    values = _filled(CASES[key])
+    values["x"][:, 5:5 + len(x)] = x
+    got = _host_and_interp(key, values)[0, 5:5 + len(x)].double()
+    want = getattr(torch, key.split("/")[0])(x.double()).to(x.dtype).double()
+    finite = want.isfinite() & (want != 0)
+    assert _bits_equal(got[~finite], want[~finite].tolist()), (got.tolist(), want.tolist())
+    torch.testing.assert_close(got[finite], want[finite], rtol=APPROX[key[-4:]], atol=0)
