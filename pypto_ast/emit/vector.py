@@ -130,6 +130,8 @@ def _in_dtype(v, dt: str) -> float:
         return math.copysign(math.inf, float(v))
 
 
+# pi = 3.140625 + 0.000965118408203125 + 2.5351817e-06 (8 bits, 8 bits, the float nearest the rest)
+_PI_PARTS = (3.140625, 0.000965118408203125, 2.5351816930196946e-06)
 _POW_ONE_ROUNDING = ("one", "copy", "square", "sqrt", "recip", "rsqrt")  # one vector op, one rounding
 _POW_NO_SCRATCH = _POW_ONE_ROUNDING + ("inv_square",)
 
@@ -332,7 +334,9 @@ class SegmentEmitter:
         code = op.opcode
         if code in ("expm1", "log1p"):
             return 4
-        if code in ("sign", "sin", "cos"):
+        if code in ("sin", "cos"):
+            return 5
+        if code == "sign":
             return 3
         if code in ("lrelu", "where", "sigmoid") or self._saturating_fp16(op):
             return 2
@@ -858,6 +862,44 @@ class SegmentEmitter:
             return out
         unsupported(f"'{code}' broadcasting a {ka} and a {kb} value", span)
 
+    def _sin_cos(self, i, code: str, x: str, dst: str, n, cm: str) -> list:
+        """No sin/cos in the A2 vector API.  x = k pi/2 + y with k = rint(x * 2/pi) and y from a
+        three-part pi/2 (Cody-Waite: the first two parts have 8 bits, so for |x| <= 2^16 the products are
+        exact and y is right to an ulp; |y| <= pi/4 + 0.01), then sin(y) and cos(y) by their Taylor
+        polynomials (to y^11 and y^10: error < 1e-10), picked and signed by the quadrant q = k (sin) or
+        k + 1 (cos x = sin(x + pi/2)): sin x = [sin y, cos y, -sin y, -cos y][q mod 4], so cos 0 and
+        sin(pi/2) are 1 exactly and sin(-0) is -0.  y is clamped to [-1, 1]: past 2^16 the result loses
+        accuracy but stays in [-1, 1].  inf and NaN give NaN."""
+        k, y, t, c = (self.scratch_ref(i, j, "fp32") for j in range(4))
+        mask = self.scratch_ref(i, 4, "bool")
+        f = lambda v: lit(v, "fp32")  # noqa: E731
+        L = [f"AscendC::Muls({k}, {x}, {f(2 / math.pi)}, {n});{cm} (x = k pi/2 + y)",
+             f"AscendC::Cast({k}, {k}, AscendC::RoundMode::CAST_RINT, {n});",
+             f"AscendC::Adds({k}, {k}, {f(0.0)}, {n});  // -0 -> +0: y keeps the sign of x = -0"]
+        for j, part in enumerate(_PI_PARTS):
+            L += [f"AscendC::Muls({t}, {k}, {f(-part / 2)}, {n});", f"AscendC::Add({y}, {x if j == 0 else y}, {t}, {n});"]
+        L += [f"AscendC::Maxs({y}, {y}, {f(-1.0)}, {n});", f"AscendC::Mins({y}, {y}, {f(1.0)}, {n});"]
+        if code == "cos":
+            L.append(f"AscendC::Adds({k}, {k}, {f(1.0)}, {n});  // the quadrant of x + pi/2")
+
+        def mod2(target: str, v: str) -> list:  # target = v - 2 floor(v / 2), t = floor(v / 2) (target is not v)
+            return [f"AscendC::Muls({t}, {v}, {f(0.5)}, {n});", f"AscendC::Cast({t}, {t}, AscendC::RoundMode::CAST_FLOOR, {n});",
+                    f"AscendC::Muls({target}, {t}, {f(-2.0)}, {n});", f"AscendC::Add({target}, {target}, {v}, {n});"]
+        L += mod2(c, k) + [f"AscendC::CompareScalar({mask}, {c}, {f(1.0)}, AscendC::CMPMODE::EQ, {n});  // q odd: cos y",
+                           f"AscendC::DataCopy({k}, {t}, {n});"]
+        L += mod2(c, k) + [f"AscendC::Muls({k}, {c}, {f(-2.0)}, {n});", f"AscendC::Adds({k}, {k}, {f(1.0)}, {n});  // q mod 4 >= 2: -1",
+                           f"AscendC::Mul({t}, {y}, {y}, {n});"]
+
+        def poly(target: str, coef: list) -> list:  # target = (((c[-1] t + c[-2]) t + ...) t + c[0]
+            lines = [f"AscendC::Muls({target}, {t}, {f(coef[-1])}, {n});"]
+            for a in reversed(coef[1:-1]):
+                lines += [f"AscendC::Adds({target}, {target}, {f(a)}, {n});", f"AscendC::Mul({target}, {target}, {t}, {n});"]
+            return lines + [f"AscendC::Adds({target}, {target}, {f(coef[0])}, {n});"]
+        L += poly(dst, [(-1) ** j / math.factorial(2 * j + 1) for j in range(6)]) + [f"AscendC::Mul({dst}, {dst}, {y}, {n});"]
+        L += poly(c, [(-1) ** j / math.factorial(2 * j) for j in range(6)])
+        return L + [f"AscendC::Select({dst}, {mask}, {c}, {dst}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});",
+                    f"AscendC::Mul({dst}, {dst}, {k}, {n});"]
+
     @staticmethod
     def _where_value(v: str, mode: str, s: float, a: str, b: str, mask: str, n, dt: str, note: str) -> list:
         """b = (v <mode> s) ? a : b."""
@@ -991,29 +1033,7 @@ class SegmentEmitter:
         elif code in ("sin", "cos"):
             if dt != "fp32":
                 unsupported(f"'{code}' on {dt}", span)
-            # no sin/cos in the A2 vector API: reduce to [-pi, pi] with k = rint(x / 2pi) (two-part 2pi),
-            # then the odd Taylor polynomial to x^15 (|error| < 1e-6 on [-pi, pi])
-            f0, k32, y2 = self.scratch_ref(i, 0, dt), self.scratch_ref(i, 1, "int32"), self.scratch_ref(i, 2, dt)
-            y = self.scratch_ref(i, 1, dt)
-            xin = x
-            if code == "cos":
-                L.append(f"AscendC::Adds({y2}, {x}, {lit(math.pi / 2, dt, span)}, {n});{cm} (cos x = sin(x + pi/2))")
-                xin = y2
-            hi = 6.28125
-            lo = 2 * math.pi - hi
-            L += [f"AscendC::Muls({f0}, {xin}, {lit(1 / (2 * math.pi), dt, span)}, {n});" + ("" if code == "cos" else cm),
-                  f"AscendC::Cast({k32}, {f0}, AscendC::RoundMode::CAST_RINT, {n});",
-                  f"AscendC::Cast({f0}, {k32}, AscendC::RoundMode::CAST_NONE, {n});",
-                  f"AscendC::Muls({y}, {f0}, {lit(-hi, dt, span)}, {n});",
-                  f"AscendC::Add({y}, {y}, {xin}, {n});",
-                  f"AscendC::Muls({f0}, {f0}, {lit(-lo, dt, span)}, {n});",
-                  f"AscendC::Add({y}, {y}, {f0}, {n});",
-                  f"AscendC::Mul({y2}, {y}, {y}, {n});"]
-            coef = [(-1) ** j / math.factorial(2 * j + 1) for j in range(8)]  # x, x^3, ..., x^15
-            L.append(f"AscendC::Muls({dst}, {y2}, {lit(coef[7], dt, span)}, {n});")
-            for c in reversed(coef[1:7]):
-                L += [f"AscendC::Adds({dst}, {dst}, {lit(c, dt, span)}, {n});", f"AscendC::Mul({dst}, {dst}, {y2}, {n});"]
-            L += [f"AscendC::Adds({dst}, {dst}, {lit(1, dt, span)}, {n});", f"AscendC::Mul({dst}, {dst}, {y}, {n});"]
+            L += self._sin_cos(i, code, x, dst, n, cm)
         elif code == "exp2":
             L += [f"AscendC::Muls({dst}, {x}, {lit(math.log(2.0), dt, span)}, {n});{cm}", f"AscendC::Exp({dst}, {dst}, {n});"]
         elif code == "expm1":  # Kahan: (u - 1) / ln(u) * x with u = e^x keeps the digits e^x - 1 loses near 0
