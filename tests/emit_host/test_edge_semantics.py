@@ -20,6 +20,7 @@ import math
 import os
 import tempfile
 from dataclasses import dataclass
+from typing import Optional
 
 import pytest
 import torch
@@ -58,6 +59,8 @@ class Case:
     magnitudes: tuple = ()  # background magnitudes to draw from (default: the dtype's)
     atol: float = 0.0  # an absolute error allowed besides rtol
     limit: float = math.inf  # the largest finite |value| drawn (the range the semantics covers)
+    scale: str = ""  # "sum-1" / "sum0" / "matmul": rtol is relative to the sum of |terms| (the order differs)
+    specials: tuple = ()  # the special values to plant (default: the dtype's)
 
     @property
     def key(self) -> str:
@@ -76,6 +79,7 @@ class Case:
 
 FULL = (R, C)
 SIN_ATOL = 2e-7
+ORDER_FREE = (float("nan"), float("inf"), float("-inf"), 0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -3.0)  # no underflow
 RTOL_POW = 2e-5  # exp(p * ln|x|): the rounding of p * ln|x| (up to ~100) is amplified by exp
 APPROX = {"fp32": 4e-6, "fp16": 1e-3}  # a few fp32 ulps; one fp16 ulp (a rounding tie may flip)
 
@@ -132,13 +136,17 @@ def _cases() -> list:
     cases += _unary("eq_s", "pypto.eq(x, 1.0)", out="bool")
     cases += _binary("where", "pypto.where(x > y, x, y)")
     cases += _unary("where_s", "pypto.where(x < 0.0, 0.0, x)")
-    for op in ("sum", "amax", "amin"):
-        cases += [Case(f"{op}_row/{d}", f"pypto.{op}(x, -1, keepdim=True)", (("x", FULL, d),), ((R, 1), d),
-                       op != "sum", 0.0 if op != "sum" else APPROX[d]) for d in ("fp32", "fp16")]
-        cases += [Case(f"{op}_col/fp32", f"pypto.{op}(x, 0, keepdim=True)", (("x", FULL, "fp32"),), ((1, C), "fp32"),
-                       op != "sum", 0.0 if op != "sum" else APPROX["fp32"])]
-    cases += [Case("prod_row/fp32", "pypto.prod(x, -1, keepdim=True)", (("x", FULL, "fp32"),), ((R, 1), "fp32"),
-                   False, APPROX["fp32"])]
+    for op in ("amax", "amin"):
+        cases += [Case(f"{op}_row/{d}", f"pypto.{op}(x, -1, keepdim=True)", (("x", FULL, d),), ((R, 1), d))
+                  for d in ("fp32", "fp16")]
+        cases.append(Case(f"{op}_col/fp32", f"pypto.{op}(x, 0, keepdim=True)", (("x", FULL, "fp32"),), ((1, C), "fp32")))
+    # sums and products: the summation order differs (a tree on the host), so the error is relative to
+    # the sum of |x|, and no value is big enough for the order to decide an overflow
+    for name, dim, shape in (("sum_row", -1, (R, 1)), ("sum_col", 0, (1, C))):
+        cases.append(Case(f"{name}/fp32", f"pypto.sum(x, {dim}, keepdim=True)", (("x", FULL, "fp32"),), (shape, "fp32"),
+                          False, APPROX["fp32"], limit=1e30, scale=f"sum{dim}"))
+    cases.append(Case("prod_row/fp32", "pypto.prod(x, -1, keepdim=True)", (("x", FULL, "fp32"),), ((R, 1), "fp32"),
+                      False, APPROX["fp32"], magnitudes=(1.0,), limit=10.0, specials=ORDER_FREE))
     cases += _unary("cast_f16", "pypto.cast(x, pypto.DT_FP16)", ("fp32",), out="fp16")
     cases.append(Case("cast_f16_row/fp32", "pypto.cast(pypto.amax(x, -1, keepdim=True), pypto.DT_FP16)",
                       (("x", FULL, "fp32"),), ((R, 1), "fp16")))
@@ -152,7 +160,7 @@ def _cases() -> list:
     for d, out in (("fp16", "fp16"), ("fp16", "fp32"), ("fp32", "fp32")):
         expr = "x @ y" if d == out else f"pypto.matmul(x, y, {DT[out]})"
         cases.append(Case(f"matmul/{d}->{out}", expr, (("x", (16, 32), d), ("y", (32, 16), d)), ((16, 16), out),
-                          False, APPROX[out]))
+                          False, APPROX[out], magnitudes=(1.0, 1e-3, 100.0, 1e-39), limit=1e15, scale="matmul"))
     return cases
 
 
@@ -179,7 +187,8 @@ COLUMNS = [0, 1, 3, 7, 8, 15, 16, 31, 32, 63, 64, C - 1]
 
 
 @st.composite
-def tensor_values(draw, shape: tuple, dtype: str, magnitudes: tuple = (), base=None, limit=math.inf) -> torch.Tensor:
+def tensor_values(draw, shape: tuple, dtype: str, magnitudes: tuple = (), base=None, limit=math.inf,
+                  planted: tuple = ()) -> torch.Tensor:
     """A background of one magnitude (seeded torch values; or a copy of ``base``) with special
     values planted in it."""
     rows, cols = shape
@@ -193,7 +202,8 @@ def tensor_values(draw, shape: tuple, dtype: str, magnitudes: tuple = (), base=N
         g = torch.Generator().manual_seed(draw(st.integers(0, 2 ** 16)))
         scale = draw(st.sampled_from(list(magnitudes or MAGNITUDES[dtype])))
         t = (torch.randn(shape, generator=g, dtype=torch.float64) * scale).to(TORCH_DT[dtype])
-    specials = st.sampled_from(INT_SPECIALS if dtype == "int32" else [v for v in _specials(dtype) if not abs(v) > limit])
+    specials = st.sampled_from(INT_SPECIALS if dtype == "int32" else
+                               [v for v in (planted or _specials(dtype)) if not abs(v) > limit])
     column = st.one_of(st.sampled_from([c for c in COLUMNS if c < cols]), st.integers(0, cols - 1))
     for row, col, value in draw(st.lists(st.tuples(st.integers(0, rows - 1), column, specials), max_size=10)):
         t[row, col] = value
@@ -208,7 +218,8 @@ def examples(draw, cases: list):
     values = {}
     for name, shape, dtype in case.params:
         same = name == "y" and case.params[0][1] == shape and draw(st.booleans())
-        values[name] = draw(tensor_values(shape, dtype, case.magnitudes, values["x"] if same else None, case.limit))
+        values[name] = draw(tensor_values(shape, dtype, case.magnitudes, values["x"] if same else None, case.limit,
+                                          case.specials))
     return case, values
 
 
@@ -251,8 +262,9 @@ def run_both(case: Case, values: dict) -> tuple:
     return tuple(results)
 
 
-def disagreement(case: Case, host: torch.Tensor, interp: torch.Tensor):
-    """None, or a description of the first element where the backends differ."""
+def disagreement(case: Case, host: torch.Tensor, interp: torch.Tensor, values: Optional[dict] = None):
+    """None, or a description of the first element where the backends differ (``values``: the
+    inputs, which a sum's tolerance scales with)."""
     if host.dtype != interp.dtype or host.shape != interp.shape:
         return f"dtype/shape {host.dtype}{list(host.shape)} vs {interp.dtype}{list(interp.shape)}"
     if not host.is_floating_point():
@@ -265,7 +277,12 @@ def disagreement(case: Case, host: torch.Tensor, interp: torch.Tensor):
             bad = (nan_h != nan_i) | (~nan_h & ~nan_i & ~same_special)
         else:  # within rtol, or the smallest normal number of each other (denormal results)
             tiny = torch.finfo(host.dtype).tiny
-            close = h.isfinite() & i.isfinite() & ((h - i).abs() <= case.rtol * i.abs() + max(tiny, case.atol))
+            scale = i.abs()
+            if case.scale and values is not None:  # a sum in another order: relative to the sum of |terms|
+                x = values["x"].double().abs()
+                terms = x @ values["y"].double().abs() if case.scale == "matmul" else x.sum(int(case.scale[3:]), keepdim=True)
+                scale = torch.maximum(scale, terms)
+            close = h.isfinite() & i.isfinite() & ((h - i).abs() <= case.rtol * scale + max(tiny, case.atol))
             zeros_differ = (h == 0) & (i == 0) & (torch.signbit(h) != torch.signbit(i))
             bad = (nan_h != nan_i) | (~nan_h & ~nan_i & ~(same_special | close)) | zeros_differ
     if not bool(bad.any()):
@@ -276,7 +293,7 @@ def disagreement(case: Case, host: torch.Tensor, interp: torch.Tensor):
 
 def check(case: Case, values: dict) -> None:
     host, interp = run_both(case, values)
-    problem = disagreement(case, host, interp)
+    problem = disagreement(case, host, interp, values)
     if problem:
         inputs = "; ".join(f"{n}{list(v.shape)}" for n, v in values.items())
         raise AssertionError(f"{case.key}: host and interp disagree {problem}\ninputs {inputs}")
@@ -296,7 +313,7 @@ def _host_and_interp(key: str, values: dict) -> torch.Tensor:
     """The host's result, checked equal to the interpreter's (docs/semantics.md)."""
     case = CASES[key]
     host, interp = run_both(case, values)
-    problem = disagreement(case, host, interp)
+    problem = disagreement(case, host, interp, values)
     assert problem is None, f"{key}: host and interp disagree {problem}"
     return host
 
@@ -493,3 +510,17 @@ def test_sin_and_cos_reduce_exactly_up_to_2_to_the_16(op):
     error = (host.double() - getattr(torch, op)(x.double())).abs()[accurate]
     assert float(error.max()) <= SIN_ATOL, float(error.max())
     assert disagreement(case, host[accurate], interp[accurate]) is None
+
+
+@pytest.mark.parametrize("key", ["sum_row/fp32", "sum_col/fp32"])
+def test_a_sum_of_negative_zeros_is_plus_zero(key):
+    """A row of -0s summed to -0 on the host (its tree adds -0 + -0) and to +0 in torch, whose sum
+    starts from +0; the host's ReduceSum now starts from +0 too (the column sum already did)."""
+    values = _filled(CASES[key], -0.0)
+    pair = torch.tensor([1e-45, -1e-45])  # cancelling to zero: the sign comes from the rounding mode
+    if key.startswith("sum_row"):
+        values["x"][1, :2] = pair
+    else:
+        values["x"][:2, 1] = pair
+    got = _host_and_interp(key, values)
+    assert _bits_equal(got, [0.0])

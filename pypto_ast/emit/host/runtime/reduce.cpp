@@ -237,7 +237,8 @@ void VecWholeReduce(int kind, Ty t, const TensorDesc& dst, const TensorDesc& src
                 }
                 const uint64_t o = static_cast<uint64_t>(r) * static_cast<uint64_t>(dstRepStride) * e;
                 CheckLane(dst, o, e, op, "dst");
-                Store<T>(Ptr(dst) + o, v.empty() ? T(0) : v[0]);
+                // the sum starts from +0, as torch's does (ascendc.md is silent): a sum of -0s is +0
+                Store<T>(Ptr(dst) + o, v.empty() ? T(0) : Arith<T>('+', v[0], T(0)));
                 continue;
             }
             size_t best = 0;
@@ -368,7 +369,7 @@ void VecReduce(int kind, Ty t, const TensorDesc& dst, const TensorDesc& src, con
                 const T part = TreeSum<T>(Ptr(src) + static_cast<size_t>(i) * sizeof(T), n);
                 acc = i == 0 ? part : Arith<T>('+', acc, part);
             }
-            Store<T>(Ptr(dst), acc);
+            Store<T>(Ptr(dst), Arith<T>('+', acc, T(0)));  // from +0: a sum of -0s is +0 (see WholeReduceSum)
         });
         return;
     }
