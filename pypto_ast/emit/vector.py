@@ -343,7 +343,7 @@ class SegmentEmitter:
         if code == "add" or code == "sub":
             alpha = op.attr("alpha")
             if alpha is not None and float(alpha) != 1.0:
-                return 1
+                return 2 if self.s.dtype[op.results[0]] == "fp16" else 1
         if code == "pow":
             return 0 if _pow_kind(_pow_exponent(op, self.s.dtype[op.results[0]])) in _POW_NO_SCRATCH else 1
         return 0
@@ -686,9 +686,7 @@ class SegmentEmitter:
                 elif a[0] == "s" or self.kind(a[1]) != self.kind(b[1]):
                     unsupported(f"'{code}' with alpha and a broadcast operand", span)
                 else:
-                    scr = self.scratch_ref(i, 0, dt)
-                    out.append(f"        AscendC::Muls({scr}, {self.ref(b[1])}, {lit(alpha, dt, span)}, {n});{cm} (alpha)")
-                    out.append(f"        AscendC::{BINARY[code]}({dst}, {self.ref(a[1])}, {scr}, {n});")
+                    out.extend("        " + x for x in self._alpha(i, code, a[1], b[1], float(alpha), res, dst, n, cm))
                     return out
             if a[0] == "s" or b[0] == "s":
                 s_first = a[0] == "s"
@@ -900,6 +898,32 @@ class SegmentEmitter:
         return L + [f"AscendC::Select({dst}, {mask}, {c}, {dst}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});",
                     f"AscendC::Mul({dst}, {dst}, {k}, {n});"]
 
+    def _alpha(self, i, code: str, a: str, b: str, alpha: float, res: str, dst: str, n, cm: str) -> list:
+        """a + alpha * b (sub: a - alpha * b) rounded once, as the interpreter computes it: Axpy into
+        a copy of a (fp16: both widened to fp32 first, as every fp16 op); integers Muls and Add."""
+        dt = self.s.dtype[res]
+        if dt == "int32":
+            scr = self.scratch_ref(i, 0, dt)
+            return [f"AscendC::Muls({scr}, {self.ref(b)}, {lit(alpha, dt)}, {n});{cm} (alpha)",
+                    f"AscendC::{BINARY[code]}({dst}, {self.ref(a)}, {scr}, {n});"]
+        k = lit((1 if code == "add" else -1) * _in_dtype(alpha, dt), "fp32" if dt == "fp16" else dt)
+        what = "a + alpha * b" if code == "add" else "a - alpha * b"
+        if dt == "fp16":
+            wa, wb = self.scratch_ref(i, 0, "fp32"), self.scratch_ref(i, 1, "fp32")
+            m = self._fp32_count(res)
+            return [f"AscendC::Cast({wa}, {self.ref(a)}, AscendC::RoundMode::CAST_NONE, {m});{cm} ({what} in fp32)",
+                    f"AscendC::Cast({wb}, {self.ref(b)}, AscendC::RoundMode::CAST_NONE, {m});",
+                    f"AscendC::Axpy({wa}, {wb}, {k}, {m});",
+                    f"AscendC::Cast({dst}, {wa}, AscendC::RoundMode::CAST_RINT, {m});  // rounded to fp16 once"]
+        scr = self.scratch_ref(i, 0, dt)  # not dst: dst may be b's buffer
+        return [f"AscendC::DataCopy({scr}, {self.ref(a)}, {n});{cm} ({what}, one rounding)",
+                f"AscendC::Axpy({scr}, {self.ref(b)}, {k}, {n});", f"AscendC::DataCopy({dst}, {scr}, {n});"]
+
+    def _fp32_count(self, key: str) -> int:
+        """Elements of an fp16 value's tile, in 256-byte steps of fp32 (for its widened copy)."""
+        rows = self.tr if self.kind(key) in ("F", "R") else 1
+        return -(-rows * self.stride(key, "fp16") // 64) * 64
+
     @staticmethod
     def _where_value(v: str, mode: str, s: float, a: str, b: str, mask: str, n, dt: str, note: str) -> list:
         """b = (v <mode> s) ? a : b."""
@@ -1014,8 +1038,7 @@ class SegmentEmitter:
         code, span = op.opcode, op.span
         if x is None and self._widened(op):  # in fp32: widen into a scratch slot, compute there, round once
             w = self.scratch_ref(i, self._op_scratch(op), "fp32")
-            rows = self.tr if self.kind(res) in ("F", "R") else 1
-            n32 = -(-rows * self.stride(res, "fp16") // 64) * 64  # the elements of the tile, in 256-byte steps
+            n32 = self._fp32_count(res)
             out.append(f"        AscendC::Cast({w}, {self.ref(ops[0][1])}, AscendC::RoundMode::CAST_NONE, {n32});{cm} (in fp32)")
             self._composed(i, op, ops, res, "fp32", w, n32, out, cm, x=w)
             out.append(f"        AscendC::Cast({dst}, {w}, AscendC::RoundMode::CAST_RINT, {n32});  // rounded to fp16 once")

@@ -646,6 +646,11 @@ def _add_sub(sign: int) -> Callable:
         tensor = a if isinstance(a, TVal) else b
         if isinstance(tensor, TVal) and tensor.dtype in INTS:
             alpha = int(alpha)
+        elif alpha != 1 and isinstance(tensor, TVal):
+            # a + alpha * b rounded once, computed in double (the product is exact there), alpha
+            # rounded as a scalar operand is (the Element rule): torch's fused path, and the host's Axpy
+            k = sign * _scalar_tensor(alpha, tensor.dtype).item()
+            return _elementwise(m, op, [a, b], lambda x, y: (x.double() + k * y.double()).to(x.dtype))
         return _elementwise(m, op, [a, b], lambda x, y: torch.add(x, y, alpha=sign * alpha))
     return run
 

@@ -213,6 +213,21 @@ void VecScalar(ScalarOp opId, Dt dt, const TensorDesc& dst, const TensorDesc& sr
     });
 }
 
+void VecAxpy(Dt dt, const TensorDesc& dst, const TensorDesc& src, const void* scalar, int64_t count)
+{
+    CheckUnary("Axpy", dst, src, count, SizeOf(dt), dt, {{Dt::F16, Dt::F32}, 2});
+    WithTypeIn<Dt::F16, Dt::F32>(dt, [&](auto tag) {
+        using T = decltype(tag);
+        const double s = ToD(Load<T>(static_cast<const uint8_t*>(scalar)));
+        uint8_t* d = Ptr(dst);
+        const uint8_t* x = Ptr(src);
+        for (int64_t i = 0; i < count; ++i) {
+            const size_t o = static_cast<size_t>(i) * sizeof(T);
+            Store<T>(d + o, FromD<T>(s * ToD(Load<T>(x + o)) + ToD(Load<T>(d + o))));  // the product is exact in double
+        }
+    });
+}
+
 void VecUnary(UnOp opId, Dt dt, const TensorDesc& dst, const TensorDesc& src, int64_t count)
 {
     const UnInfo& info = InfoOf(opId);
