@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from pypto_ast import live, pipeline
 from pypto_ast.emit import ascendc
+from pypto_ast.emit.errors import EmitError
 from pypto_ast.emit.host_backend import HostLaunch
 from pypto_ast.ir.interp import run_program
 
@@ -70,7 +71,7 @@ class Case:
         args = [f"{n}: pypto.Tensor({list(s)}, {DT[d]})" for n, s, d in self.params]
         args.append(f"out: pypto.Tensor({list(self.out[0])}, {DT[self.out[1]]})")
         ident = "".join(ch if ch.isalnum() else "_" for ch in self.name)
-        cube = "    pypto.set_cube_tile_shapes([16, 16], [32, 32], [16, 16])\n" if "@" in self.expr else ""
+        cube = "    pypto.set_cube_tile_shapes([16, 16], [32, 32], [16, 16])\n" if "@" in self.expr or "matmul" in self.expr else ""
         return ("import pypto\n\n\n@pypto.frontend.jit\n"
                 f"def edge_{ident}({', '.join(args)}):\n"
                 f"{cube}    pypto.set_vec_tile_shapes({TILE_ROWS}, {C})\n"
@@ -106,7 +107,14 @@ def _cases() -> list:
                        ("max_s", "pypto.maximum(x, -1.5)"), ("min_s", "pypto.minimum(x, 2.5)"),
                        ("clip", "pypto.clip(x, -1.0, 2.0)")):
         cases += _unary(name, expr)
-    cases += _unary("div_row", "x / pypto.amax(x, -1, keepdim=True)")  # a divisor per row
+    # broadcasts: a value per row ([R, 1]) or one row for all ([1, C]) take other emission paths
+    cases += _unary("div_row", "x / pypto.amax(x, -1, keepdim=True)")
+    cases += _unary("sub_row", "x - pypto.amax(x, -1, keepdim=True)")
+    cases += _unary("rsub_row", "pypto.amin(x, -1, keepdim=True) - x")
+    cases += _unary("rdiv_row", "pypto.amin(x, -1, keepdim=True) / x")
+    cases += _unary("max_row", "pypto.maximum(x, pypto.amin(x, -1, keepdim=True))")
+    for op, expr in (("mul_col", "x * y"), ("div_col", "x / y"), ("min_col", "pypto.minimum(x, y)")):
+        cases += [Case(f"{op}/{d}", expr, (("x", FULL, d), ("y", (1, C), d)), (FULL, d)) for d in ("fp32", "fp16")]
     for op in ("add_s", "mul_s", "max_s"):
         expr = {"add_s": "x + 7", "mul_s": "x * -3", "max_s": "pypto.maximum(x, -5)"}[op]
         cases += _unary(op, expr, ("int32",))
@@ -162,6 +170,9 @@ def _cases() -> list:
         expr = "x @ y" if d == out else f"pypto.matmul(x, y, {DT[out]})"
         cases.append(Case(f"matmul/{d}->{out}", expr, (("x", (16, 32), d), ("y", (32, 16), d)), ((16, 16), out),
                           False, APPROX[out], magnitudes=(1.0, 1e-3, 100.0, 1e-39), limit=1e15, scale="matmul"))
+    cases.append(Case("matmul_bias/fp16->fp32", 'pypto.matmul(x, y, pypto.DT_FP32, b_trans=True, extend_params={"bias_tensor": z})',
+                      (("x", (16, 32), "fp16"), ("y", (16, 32), "fp16"), ("z", (1, 16), "fp32")), ((16, 16), "fp32"),
+                      False, APPROX["fp32"], magnitudes=(1.0, 1e-3, 100.0), limit=1e15, scale="matmul"))
     return cases
 
 
@@ -281,7 +292,11 @@ def disagreement(case: Case, host: torch.Tensor, interp: torch.Tensor, values: O
             scale = i.abs()
             if case.scale and values is not None:  # a sum in another order: relative to the sum of |terms|
                 x = values["x"].double().abs()
-                terms = x @ values["y"].double().abs() if case.scale == "matmul" else x.sum(int(case.scale[3:]), keepdim=True)
+                if case.scale == "matmul":  # |x| @ |y| (y stored [n, k] with a bias), + |bias|
+                    y = values["y"].double().abs()
+                    terms = x @ (y.T if "z" in values else y) + (values["z"].double().abs() if "z" in values else 0)
+                else:
+                    terms = x.sum(int(case.scale[3:]), keepdim=True)
                 scale = torch.maximum(scale, terms)
             close = h.isfinite() & i.isfinite() & ((h - i).abs() <= case.rtol * scale + max(tiny, case.atol))
             # a zero matmul result has the sign of its exact sum on the host (products and sums in
@@ -559,3 +574,53 @@ def test_add_with_alpha_rounds_once(key):
     k = 2.5 if key.startswith("add") else -0.75
     once = (values["x"].double() + k * values["y"].double()).float().to(dt)
     assert _bits_equal(got, once.tolist())
+
+
+SATURATING_CAST = '''
+import pypto
+
+
+@pypto.frontend.jit
+def to_half(x: pypto.Tensor([4, 64], pypto.DT_FP32), out: pypto.Tensor([4, 64], pypto.DT_FP16)):
+    pypto.set_vec_tile_shapes(4, 64)
+    out[:] = pypto.cast(x, pypto.DT_FP16)
+
+
+def example_inputs():
+    import torch
+    x = torch.linspace(-1e5, 1e5, 256).reshape(4, 64)
+    return {"x": x, "out": torch.zeros(4, 64, dtype=torch.float16)}
+
+
+def reference(x, out):
+    return {"out": x.clamp(-65504, 65504).half()}  # pypto's default for fp32 -> fp16: saturate
+'''
+
+
+@pytest.mark.parametrize("backend", ["interp", "host"])
+def test_run_of_a_saturating_cast_matches_on_both_backends(tmp_path, backend):
+    """`--run` said ok on interp and mismatch on host for pypto.cast(x, DT_FP16) of values past
+    65504: both now saturate, as pypto's cast page says for this pair."""
+    from pypto_ast.runner import run_and_compare
+
+    path = tmp_path / "to_half.py"
+    path.write_text(SATURATING_CAST)
+    module = live.load_module(str(path))
+    lines: list = []
+    code = run_and_compare(module, live.find_kernel(module), module.example_inputs(), backend=backend,
+                           echo=lines.append)
+    assert code == 0, "\n".join(lines)
+
+
+def test_a_wrapping_cast_to_int32_is_refused_on_the_host(tmp_path):
+    """satmode OFF (wrap) on fp32 -> int32: the A2 Cast clamps, so the host refuses the kernel with a
+    located error instead of computing other numbers than the interpreter."""
+    path = tmp_path / "wrap.py"
+    path.write_text("import pypto\n\n\n@pypto.frontend.jit\n"
+                    "def wrap(x: pypto.Tensor([4, 64], pypto.DT_FP32), out: pypto.Tensor([4, 64], pypto.DT_INT32)):\n"
+                    "    pypto.set_vec_tile_shapes(4, 64)\n"
+                    "    out[:] = pypto.cast(x, pypto.DT_INT32, pypto.CastMode.CAST_TRUNC, satmode=pypto.SaturationMode.OFF)\n")
+    program = pipeline.lower(live.find_kernel(live.load_module(str(path))))
+    with pytest.raises(EmitError, match="satmode OFF") as caught:
+        ascendc.emit_program(program)
+    assert caught.value.span is not None and caught.value.span.line == 7
