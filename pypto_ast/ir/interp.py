@@ -1,7 +1,9 @@
 """Reference interpreter: runs a lowered ``Program`` (``transforms/ir.py``) with torch on the CPU.
 
 This is the semantic oracle every backend is compared against, so each choice below is
-deliberate; change one only together with its test in ``tests/interp/``.
+deliberate; change one only together with its test in ``tests/interp/``. The numeric rules for
+NaN, infinities, signed zeros, overflow, saturation and rounding that every backend shares are
+written once in docs/semantics.md; the points below say how this module computes them.
 
 Entry point: ``run_program(program, inputs)``. ``inputs`` maps parameter names to values:
 tensor parameters are the caller's torch tensors (outputs are written *in place*, and only
@@ -59,8 +61,12 @@ named argument is taken from the operand at its position if present, else from `
     rounded to fp16/bf16, or truncated to an integer for integer tensors.
   * Elementwise ops on fp16/bf16 compute in fp32 and round the result once to the value's
     dtype (nearest-even), as a vector unit does; ``add/sub`` with ``alpha`` round
-    ``a + alpha*b`` once. fp32 ops use torch's fp32 CPU kernels (operands made contiguous
-    so a given shape always takes the same vector/scalar path). Integer arithmetic wraps
+    ``a + alpha*b`` once (computed in double, ``alpha`` rounded by the Element rule). fp32 ops
+    use torch's fp32 CPU kernels (operands made contiguous so a given shape always takes the
+    same vector/scalar path). ``maximum``/``minimum``/``clip``/``relu`` (= ``maximum(x, 0)``)
+    and ``amax``/``amin`` propagate NaN and order -0 < +0, fixing the sign of a zero result that
+    torch leaves to its kernel. ``pow`` with a scalar exponent passes torch a Python number, as
+    ``x ** p`` does (torch's exact special cases: ``x * x``, ``sqrt``, ...). Integer arithmetic wraps
     (torch); integer ``pow`` with a negative exponent and integer ``remainder`` by zero are
     errors. ``cbrt`` computes in fp64. ``round`` is half-to-even. ``exp2/expm1`` on
     integers give fp32.
@@ -81,7 +87,8 @@ named argument is taken from the operand at its position if present, else from `
     float->int: ``CAST_NONE``/``CAST_TRUNC`` truncate, ``CAST_RINT`` nearest-even,
     ``CAST_ROUND`` half away from zero, ``CAST_FLOOR``/``CAST_CEIL``; ``CAST_ODD`` falls back
     to truncation. float->narrower float: ``CAST_NONE``/``CAST_RINT`` nearest-even, the other
-    modes are honoured exactly (directed rounding, ``CAST_ODD`` = round to odd).
+    modes are honoured exactly (directed rounding, ``CAST_ODD`` = round to odd; a zero result
+    keeps the sign of x).
     Saturation: ``satmode`` None means the pypto default for the pair (wrap for fp16->
     uint8/int8/int16, fp32->int16, int64->int32, int32->int16; clamp otherwise). Integer
     targets: NaN becomes 0, clamping saturates to the type's range, wrapping keeps the low

@@ -44,6 +44,9 @@
 // float/half uses a float-precision exp (error < 1 ulp of float, not always correctly
 // rounded), Ln/Rsqrt are computed in double -- the device's transcendental ops are
 // approximate anyway: compare with tolerances.  NaN results may differ in payload bits.
+// Where ascendc.md is silent (NaN and signed zeros in Max/Min/Relu/ReduceMax/ReduceMin, the
+// start of ReduceSum, the sign of a zero rounded to integral) the model follows
+// docs/semantics.md: NaN propagates, -0 < +0, a sum starts from +0, the sign is kept.
 #ifndef PYPTO_HOST_KERNEL_OPERATOR_H
 #define PYPTO_HOST_KERNEL_OPERATOR_H
 
