@@ -20,9 +20,11 @@ buffer's element count (evaluated by the control program for each launch).
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass, field
 
 from .. import ir
+from ..ir.casts import saturates
 from .errors import EmitError, unsupported
 from .gm import GVal
 
@@ -100,6 +102,63 @@ def lit(v, dt: str, span=None) -> str:
     if "e" not in s and "." not in s:
         s += ".0"
     return f"static_cast<half>({s}f)" if dt == "fp16" else f"{s}f"
+
+
+def _exact_reciprocal(v, dt: str):
+    """1 / v when multiplying by it is exactly dividing by v in ``dt`` (v, rounded to dt, a power of
+    two whose reciprocal is a normal number of dt), else None."""
+    fmt, lowest, highest = {"fp32": ("<f", -126, 127), "fp16": ("<e", -14, 15)}.get(dt, (None, 0, 0))
+    if fmt is None:
+        return None
+    try:
+        v = struct.unpack(fmt, struct.pack(fmt, float(v)))[0]
+    except OverflowError:  # beyond the dtype's range
+        return None
+    m, e = math.frexp(abs(v))
+    if m != 0.5 or not lowest <= 1 - e <= highest:
+        return None
+    return 1.0 / v
+
+
+def _in_dtype(v, dt: str) -> float:
+    """v as pypto's Element rule makes it for a ``dt`` tensor (rounded to fp16 for fp16)."""
+    if dt != "fp16":
+        return float(v)
+    try:
+        return struct.unpack("<e", struct.pack("<e", float(v)))[0]
+    except OverflowError:
+        return math.copysign(math.inf, float(v))
+
+
+# pi = 3.140625 + 0.000965118408203125 + 2.5351817e-06 (8 bits, 8 bits, the float nearest the rest)
+_PI_PARTS = (3.140625, 0.000965118408203125, 2.5351816930196946e-06)
+_POW_ONE_ROUNDING = ("one", "copy", "square", "sqrt", "recip", "rsqrt")  # one vector op, one rounding
+_POW_NO_SCRATCH = _POW_ONE_ROUNDING + ("inv_square",)
+
+
+def _pow_exponent(op, dt: str) -> float:
+    e = op.operands[1] if len(op.operands) > 1 else None
+    if not _is_scalar(e):
+        unsupported("'pow' with a tensor exponent", op.span)
+    if dt not in ("fp32", "fp16"):
+        unsupported(f"'pow' on {dt}", op.span)
+    p = _in_dtype(_sval(e), dt)
+    if not math.isfinite(p):
+        unsupported(f"'pow' with the exponent {p} (pypto's scalar operands are finite)", op.span)
+    return p
+
+
+def _pow_kind(p: float) -> str:
+    """Which computation x ** p takes: torch's special cases (its pow with a Python exponent
+    computes x * x, sqrt, rsqrt, 1 / x, 1 / (x * x), x * x * x), an integer exponent (even or odd:
+    the sign of x matters), or a general real one."""
+    special = {0.0: "one", 1.0: "copy", 2.0: "square", 0.5: "sqrt", -0.5: "rsqrt", -1.0: "recip",
+               -2.0: "inv_square", 3.0: "cube"}
+    if p in special:
+        return special[p]
+    if math.isfinite(p) and p.is_integer():
+        return "odd" if int(p) % 2 else "even"
+    return "real"
 
 
 class SegmentEmitter:
@@ -268,18 +327,34 @@ class SegmentEmitter:
                    for op in self.s.ops)
 
     def _scratch_count(self, op) -> int:
+        """Scratch slots of one op: its own, and one more for an fp16 op computed in fp32."""
+        return self._op_scratch(op) + self._widened(op)
+
+    def _op_scratch(self, op) -> int:
         code = op.opcode
-        if code in ("sign", "sin", "cos"):
+        if code in ("expm1", "log1p"):
+            return 4
+        if code in ("sin", "cos"):
+            return 5
+        if code == "sign":
             return 3
-        if code in ("lrelu", "where", "sigmoid"):
+        if code in ("lrelu", "where", "sigmoid") or self._saturating_fp16(op):
             return 2
         if code == "add" or code == "sub":
             alpha = op.attr("alpha")
             if alpha is not None and float(alpha) != 1.0:
-                return 1
-        if code in ("pow",):
-            return 1
+                return 2 if self.s.dtype[op.results[0]] == "fp16" else 1
+        if code == "pow":
+            return 0 if _pow_kind(_pow_exponent(op, self.s.dtype[op.results[0]])) in _POW_NO_SCRATCH else 1
         return 0
+
+    def _widened(self, op) -> bool:
+        """An fp16 op composed of several vector steps runs them in fp32 and rounds to fp16 once,
+        as every fp16 op does in the interpreter (docs/semantics.md); half intermediates would
+        round at each step (exp2 as Exp(x * ln2) was off by 8 in 2198)."""
+        if op.opcode not in ("exp2", "expm1", "log2", "log10", "log1p", "pow") or self.s.dtype[op.results[0]] != "fp16":
+            return False
+        return op.opcode != "pow" or _pow_kind(_pow_exponent(op, "fp16")) not in _POW_ONE_ROUNDING
 
     # -- rendering helpers ---------------------------------------------------------------
     def ref(self, key: str) -> str:
@@ -581,12 +656,9 @@ class SegmentEmitter:
             out.append(f"AscendC::Adds({dst}, {dst}, {s}, {n});")
         elif code == "mul":
             out.append(f"AscendC::Muls({dst}, {x}, {s}, {n});")
-        elif code == "div" and not s_first:  # x / s: one scalar reciprocal, then a vector multiply
-            ct = CTYPE[dt]
-            out.append(f"AscendC::Muls({dst}, {x}, static_cast<{ct}>(1.0f / static_cast<float>({s})), {n});")
-        elif code == "div":
+        elif code == "div":  # a division, correctly rounded: x * (1 / s) is not x / s
             out.append(f"AscendC::Duplicate({w}, {s}, {n});")
-            out.append(f"AscendC::Div({dst}, {w}, {x}, {n});")
+            out.append(f"AscendC::Div({dst}, {w}, {x}, {n});" if s_first else f"AscendC::Div({dst}, {x}, {w}, {n});")
         elif code in ("maximum", "minimum"):
             out.append(f"AscendC::{'Maxs' if code == 'maximum' else 'Mins'}({dst}, {x}, {s}, {n});")
         else:
@@ -614,17 +686,15 @@ class SegmentEmitter:
                 elif a[0] == "s" or self.kind(a[1]) != self.kind(b[1]):
                     unsupported(f"'{code}' with alpha and a broadcast operand", span)
                 else:
-                    scr = self.scratch_ref(i, 0, dt)
-                    out.append(f"        AscendC::Muls({scr}, {self.ref(b[1])}, {lit(alpha, dt, span)}, {n});{cm} (alpha)")
-                    out.append(f"        AscendC::{BINARY[code]}({dst}, {self.ref(a[1])}, {scr}, {n});")
+                    out.extend("        " + x for x in self._alpha(i, code, a[1], b[1], float(alpha), res, dst, n, cm))
                     return out
             if a[0] == "s" or b[0] == "s":
                 s_first = a[0] == "s"
                 t, sv = (b[1], a[1]) if s_first else (a[1], b[1])
-                if code == "div" and not s_first:
-                    if float(sv) == 0.0:
-                        unsupported("division by the scalar 0", span)
-                    body = [f"AscendC::Muls({dst}, {self.ref(t)}, {lit(1.0 / float(sv), dt, span)}, {n});{cm}"]
+                if code == "div" and not s_first and float(sv) == 0.0:
+                    unsupported("division by the scalar 0", span)
+                if code == "div" and not s_first and _exact_reciprocal(sv, dt) is not None:
+                    body = [f"AscendC::Muls({dst}, {self.ref(t)}, {lit(_exact_reciprocal(sv, dt), dt, span)}, {n});{cm}"]
                 else:
                     body = []
                     self._scalar_op(code, dst, self.ref(t), lit(sv, dt, span), n, dt, s_first, body, span, sv)
@@ -689,15 +759,20 @@ class SegmentEmitter:
             if (sdt, dt) not in (("fp32", "fp16"), ("fp16", "fp32"), ("fp32", "int32"), ("int32", "fp32"),
                                  ("fp16", "int32")):
                 unsupported(f"cast {sdt} -> {dt}", span)
+            if dt == "int32" and not self._saturates(op, sdt, dt):  # the A2 Cast to an integer clamps
+                unsupported(f"cast {sdt} -> int32 with satmode OFF (wrapping)", span)
             if (sdt, dt) == ("fp16", "fp32") and mode != "CAST_NONE":
                 mode = "CAST_NONE"  # exact widening: the only mode A2 allows
             n = min(n, self.count(src))  # both buffers hold the tile; the narrower rounds up further
+            x = self.ref(src)
+            if self._saturating_fp16(op):
+                x = self._clamp_to_fp16(i, src, out, cm)
             if rk == "R":  # rows of one 32-byte block in each dtype: cast row by row
-                body = [f"AscendC::Cast({dst}[r * {self.stride('R', dt)}], {self.ref(src)}[r * {self.stride('R', sdt)}], "
+                body = [f"AscendC::Cast({dst}[r * {self.stride('R', dt)}], {x}[r * {self.stride('R', sdt)}], "
                         f"AscendC::RoundMode::{mode}, 1);{cm}"]
                 self._rows(out, body)
                 return out
-            out.append(f"        AscendC::Cast({dst}, {self.ref(src)}, AscendC::RoundMode::{mode}, {n});{cm}")
+            out.append(f"        AscendC::Cast({dst}, {x}, AscendC::RoundMode::{mode}, {n});{cm}")
             return out
 
         if code in DIRECT_UNARY:
@@ -785,6 +860,140 @@ class SegmentEmitter:
             return out
         unsupported(f"'{code}' broadcasting a {ka} and a {kb} value", span)
 
+    def _sin_cos(self, i, code: str, x: str, dst: str, n, cm: str) -> list:
+        """No sin/cos in the A2 vector API.  x = k pi/2 + y with k = rint(x * 2/pi) and y from a
+        three-part pi/2 (Cody-Waite: the first two parts have 8 bits, so for |x| <= 2^16 the products are
+        exact and y is right to an ulp; |y| <= pi/4 + 0.01), then sin(y) and cos(y) by their Taylor
+        polynomials (to y^11 and y^10: error < 1e-10), picked and signed by the quadrant q = k (sin) or
+        k + 1 (cos x = sin(x + pi/2)): sin x = [sin y, cos y, -sin y, -cos y][q mod 4], so cos 0 and
+        sin(pi/2) are 1 exactly and sin(-0) is -0.  y is clamped to [-1, 1]: past 2^16 the result loses
+        accuracy but stays in [-1, 1].  inf and NaN give NaN."""
+        k, y, t, c = (self.scratch_ref(i, j, "fp32") for j in range(4))
+        mask = self.scratch_ref(i, 4, "bool")
+        f = lambda v: lit(v, "fp32")  # noqa: E731
+        L = [f"AscendC::Muls({k}, {x}, {f(2 / math.pi)}, {n});{cm} (x = k pi/2 + y)",
+             f"AscendC::Cast({k}, {k}, AscendC::RoundMode::CAST_RINT, {n});",
+             f"AscendC::Adds({k}, {k}, {f(0.0)}, {n});  // -0 -> +0: y keeps the sign of x = -0"]
+        for j, part in enumerate(_PI_PARTS):
+            L += [f"AscendC::Muls({t}, {k}, {f(-part / 2)}, {n});", f"AscendC::Add({y}, {x if j == 0 else y}, {t}, {n});"]
+        L += [f"AscendC::Maxs({y}, {y}, {f(-1.0)}, {n});", f"AscendC::Mins({y}, {y}, {f(1.0)}, {n});"]
+        if code == "cos":
+            L.append(f"AscendC::Adds({k}, {k}, {f(1.0)}, {n});  // the quadrant of x + pi/2")
+
+        def mod2(target: str, v: str) -> list:  # target = v - 2 floor(v / 2), t = floor(v / 2) (target is not v)
+            return [f"AscendC::Muls({t}, {v}, {f(0.5)}, {n});", f"AscendC::Cast({t}, {t}, AscendC::RoundMode::CAST_FLOOR, {n});",
+                    f"AscendC::Muls({target}, {t}, {f(-2.0)}, {n});", f"AscendC::Add({target}, {target}, {v}, {n});"]
+        L += mod2(c, k) + [f"AscendC::CompareScalar({mask}, {c}, {f(1.0)}, AscendC::CMPMODE::EQ, {n});  // q odd: cos y",
+                           f"AscendC::DataCopy({k}, {t}, {n});"]
+        L += mod2(c, k) + [f"AscendC::Muls({k}, {c}, {f(-2.0)}, {n});", f"AscendC::Adds({k}, {k}, {f(1.0)}, {n});  // q mod 4 >= 2: -1",
+                           f"AscendC::Mul({t}, {y}, {y}, {n});"]
+
+        def poly(target: str, coef: list) -> list:  # target = (((c[-1] t + c[-2]) t + ...) t + c[0]
+            lines = [f"AscendC::Muls({target}, {t}, {f(coef[-1])}, {n});"]
+            for a in reversed(coef[1:-1]):
+                lines += [f"AscendC::Adds({target}, {target}, {f(a)}, {n});", f"AscendC::Mul({target}, {target}, {t}, {n});"]
+            return lines + [f"AscendC::Adds({target}, {target}, {f(coef[0])}, {n});"]
+        L += poly(dst, [(-1) ** j / math.factorial(2 * j + 1) for j in range(6)]) + [f"AscendC::Mul({dst}, {dst}, {y}, {n});"]
+        L += poly(c, [(-1) ** j / math.factorial(2 * j) for j in range(6)])
+        return L + [f"AscendC::Select({dst}, {mask}, {c}, {dst}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});",
+                    f"AscendC::Mul({dst}, {dst}, {k}, {n});"]
+
+    def _alpha(self, i, code: str, a: str, b: str, alpha: float, res: str, dst: str, n, cm: str) -> list:
+        """a + alpha * b (sub: a - alpha * b) rounded once, as the interpreter computes it: Axpy into
+        a copy of a (fp16: both widened to fp32 first, as every fp16 op); integers Muls and Add."""
+        dt = self.s.dtype[res]
+        if dt == "int32":
+            scr = self.scratch_ref(i, 0, dt)
+            return [f"AscendC::Muls({scr}, {self.ref(b)}, {lit(alpha, dt)}, {n});{cm} (alpha)",
+                    f"AscendC::{BINARY[code]}({dst}, {self.ref(a)}, {scr}, {n});"]
+        k = lit((1 if code == "add" else -1) * _in_dtype(alpha, dt), "fp32" if dt == "fp16" else dt)
+        what = "a + alpha * b" if code == "add" else "a - alpha * b"
+        if dt == "fp16":
+            wa, wb = self.scratch_ref(i, 0, "fp32"), self.scratch_ref(i, 1, "fp32")
+            m = self._fp32_count(res)
+            return [f"AscendC::Cast({wa}, {self.ref(a)}, AscendC::RoundMode::CAST_NONE, {m});{cm} ({what} in fp32)",
+                    f"AscendC::Cast({wb}, {self.ref(b)}, AscendC::RoundMode::CAST_NONE, {m});",
+                    f"AscendC::Axpy({wa}, {wb}, {k}, {m});",
+                    f"AscendC::Cast({dst}, {wa}, AscendC::RoundMode::CAST_RINT, {m});  // rounded to fp16 once"]
+        scr = self.scratch_ref(i, 0, dt)  # not dst: dst may be b's buffer
+        return [f"AscendC::DataCopy({scr}, {self.ref(a)}, {n});{cm} ({what}, one rounding)",
+                f"AscendC::Axpy({scr}, {self.ref(b)}, {k}, {n});", f"AscendC::DataCopy({dst}, {scr}, {n});"]
+
+    def _fp32_count(self, key: str) -> int:
+        """Elements of an fp16 value's tile, in 256-byte steps of fp32 (for its widened copy)."""
+        rows = self.tr if self.kind(key) in ("F", "R") else 1
+        return -(-rows * self.stride(key, "fp16") // 64) * 64
+
+    @staticmethod
+    def _where_value(v: str, mode: str, s: float, a: str, b: str, mask: str, n, dt: str, note: str) -> list:
+        """b = (v <mode> s) ? a : b."""
+        return [f"AscendC::CompareScalar({mask}, {v}, {lit(s, dt)}, AscendC::CMPMODE::{mode}, {n});",
+                f"AscendC::Select({b}, {mask}, {a}, {b}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});  // {note}"]
+
+    def _pow(self, i, p: float, x: str, dst: str, dt: str, n, cm: str) -> list:
+        """x ** p for a scalar p, as torch computes it: exact special cases, else exp(p * ln|x|)
+        with the sign and the zeros, infinities and NaN that pow gives (C99 / torch)."""
+        kind = _pow_kind(p)
+        if kind == "one":
+            return [f"AscendC::Duplicate({dst}, {lit(1, dt)}, {n});{cm} (x ** 0 is 1, NaN too)"]
+        single = {"copy": "DataCopy({dst}, {x}, {n})", "square": "Mul({dst}, {x}, {x}, {n})",
+                  "sqrt": "Sqrt({dst}, {x}, {n})", "recip": "Reciprocal({dst}, {x}, {n})",
+                  "rsqrt": "Rsqrt({dst}, {x}, {n})"}
+        if kind in single:
+            return ["AscendC::" + single[kind].format(dst=dst, x=x, n=n) + f";{cm}"]
+        if kind == "inv_square":  # 1 / (x * x)
+            return [f"AscendC::Mul({dst}, {x}, {x}, {n});{cm}", f"AscendC::Reciprocal({dst}, {dst}, {n});"]
+        t = self.scratch_ref(i, 0, dt)
+        if kind == "cube":
+            return [f"AscendC::Mul({t}, {x}, {x}, {n});{cm}", f"AscendC::Mul({dst}, {t}, {x}, {n});"]
+
+        def power_of_abs(target: str, q: float) -> list:  # |x| ** q
+            return [f"AscendC::Abs({target}, {x}, {n});", f"AscendC::Ln({target}, {target}, {n});",
+                    f"AscendC::Muls({target}, {target}, {lit(q, dt)}, {n});", f"AscendC::Exp({target}, {target}, {n});"]
+        def noted(lines: list, note: str) -> list:
+            return [lines[0] + f"{cm} ({note})"] + lines[1:]
+        if kind == "even":  # |x| ** p: the sign of x does not matter
+            return noted(power_of_abs(dst, p), f"|x| ** {p!r}")
+        if kind == "odd":  # x * |x| ** (|p| - 1), and its reciprocal for p < 0: the sign, -0 and -inf right
+            lines = power_of_abs(t, abs(p) - 1) + [f"AscendC::Mul({dst}, {x}, {t}, {n});"]
+            lines += [f"AscendC::Reciprocal({dst}, {dst}, {n});"] if p < 0 else []
+            return noted(lines, f"x * |x| ** {abs(p) - 1!r}{', reciprocal' if p < 0 else ''}")
+        # a non-integer p: exp(p * ln x) is NaN for x < 0 as pow is, but pow(-inf, p) is +inf / +0
+        mask = self.scratch_ref(i, 0, "bool")
+        return [f"AscendC::CompareScalar({mask}, {x}, {lit(-math.inf, dt)}, AscendC::CMPMODE::NE, {n});{cm}",
+                f"AscendC::Ln({dst}, {x}, {n});", f"AscendC::Muls({dst}, {dst}, {lit(p, dt)}, {n});",
+                f"AscendC::Exp({dst}, {dst}, {n});",
+                f"AscendC::Select({dst}, {mask}, {dst}, {lit(math.inf if p > 0 else 0.0, dt)}, "
+                f"AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, {n});  // x = -inf"]
+
+    def _saturates(self, op, sdt: str, dt: str) -> bool:
+        try:
+            return saturates((sdt, dt), op.attr("satmode"))
+        except ValueError as exc:
+            raise EmitError(f"cast: {exc}", op.span) from None
+
+    def _saturating_fp16(self, op) -> bool:
+        """An fp32 -> fp16 cast with saturation (pypto's default for the pair): the A2 Cast turns a
+        finite overflow into inf (IEEE, the device's default Inf/NaN mode), so the kernel clamps."""
+        if op.opcode != "cast" or not isinstance(op.operands[0], ir.Value):
+            return False
+        sdt, dt = self.s.dtype[op.operands[0].name], self.s.dtype[op.results[0]]
+        return (sdt, dt) == ("fp32", "fp16") and self._saturates(op, sdt, dt)
+
+    def _clamp_to_fp16(self, i: int, src: str, out: list, cm: str) -> str:
+        """Finite values of ``src`` clamped to +-65504 in a scratch slot (+-inf and NaN kept, as the
+        interpreter's saturation does); returns the slot."""
+        n = self.count(src)
+        t, mask = self.scratch_ref(i, 0, "fp32"), self.scratch_ref(i, 1, "bool")
+        x = self.ref(src)
+        big = lit(65504.0, "fp32")
+        out += [f"        AscendC::Abs({t}, {x}, {n});{cm}: saturate finite values to the fp16 range",
+                f"        AscendC::CompareScalar({mask}, {t}, {lit(math.inf, 'fp32')}, AscendC::CMPMODE::EQ, {n});",
+                f"        AscendC::Maxs({t}, {x}, {lit(-65504.0, 'fp32')}, {n});",
+                f"        AscendC::Mins({t}, {t}, {big}, {n});",
+                f"        AscendC::Select({t}, {mask}, {x}, {t}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});  // +-inf kept"]
+        return t
+
     def _reduce(self, i, op, src, res, dt, out, cm):
         code, span = op.opcode, op.span
         sk = self.kind(src)
@@ -825,9 +1034,16 @@ class SegmentEmitter:
             return out
         unsupported(f"'{code}' on {dt}", span)
 
-    def _composed(self, i, op, ops, res, dt, dst, n, out, cm):
+    def _composed(self, i, op, ops, res, dt, dst, n, out, cm, x=None):
         code, span = op.opcode, op.span
-        x = self.ref(ops[0][1])
+        if x is None and self._widened(op):  # in fp32: widen into a scratch slot, compute there, round once
+            w = self.scratch_ref(i, self._op_scratch(op), "fp32")
+            n32 = self._fp32_count(res)
+            out.append(f"        AscendC::Cast({w}, {self.ref(ops[0][1])}, AscendC::RoundMode::CAST_NONE, {n32});{cm} (in fp32)")
+            self._composed(i, op, ops, res, "fp32", w, n32, out, cm, x=w)
+            out.append(f"        AscendC::Cast({dst}, {w}, AscendC::RoundMode::CAST_RINT, {n32});  // rounded to fp16 once")
+            return out
+        x = x or self.ref(ops[0][1])
         L = []
         if code == "neg":
             L.append(f"AscendC::Muls({dst}, {x}, {lit(-1, dt, span)}, {n});{cm}")
@@ -840,47 +1056,42 @@ class SegmentEmitter:
         elif code in ("sin", "cos"):
             if dt != "fp32":
                 unsupported(f"'{code}' on {dt}", span)
-            # no sin/cos in the A2 vector API: reduce to [-pi, pi] with k = rint(x / 2pi) (two-part 2pi),
-            # then the odd Taylor polynomial to x^15 (|error| < 1e-6 on [-pi, pi])
-            f0, k32, y2 = self.scratch_ref(i, 0, dt), self.scratch_ref(i, 1, "int32"), self.scratch_ref(i, 2, dt)
-            y = self.scratch_ref(i, 1, dt)
-            xin = x
-            if code == "cos":
-                L.append(f"AscendC::Adds({y2}, {x}, {lit(math.pi / 2, dt, span)}, {n});{cm} (cos x = sin(x + pi/2))")
-                xin = y2
-            hi = 6.28125
-            lo = 2 * math.pi - hi
-            L += [f"AscendC::Muls({f0}, {xin}, {lit(1 / (2 * math.pi), dt, span)}, {n});" + ("" if code == "cos" else cm),
-                  f"AscendC::Cast({k32}, {f0}, AscendC::RoundMode::CAST_RINT, {n});",
-                  f"AscendC::Cast({f0}, {k32}, AscendC::RoundMode::CAST_NONE, {n});",
-                  f"AscendC::Muls({y}, {f0}, {lit(-hi, dt, span)}, {n});",
-                  f"AscendC::Add({y}, {y}, {xin}, {n});",
-                  f"AscendC::Muls({f0}, {f0}, {lit(-lo, dt, span)}, {n});",
-                  f"AscendC::Add({y}, {y}, {f0}, {n});",
-                  f"AscendC::Mul({y2}, {y}, {y}, {n});"]
-            coef = [(-1) ** j / math.factorial(2 * j + 1) for j in range(8)]  # x, x^3, ..., x^15
-            L.append(f"AscendC::Muls({dst}, {y2}, {lit(coef[7], dt, span)}, {n});")
-            for c in reversed(coef[1:7]):
-                L += [f"AscendC::Adds({dst}, {dst}, {lit(c, dt, span)}, {n});", f"AscendC::Mul({dst}, {dst}, {y2}, {n});"]
-            L += [f"AscendC::Adds({dst}, {dst}, {lit(1, dt, span)}, {n});", f"AscendC::Mul({dst}, {dst}, {y}, {n});"]
+            L += self._sin_cos(i, code, x, dst, n, cm)
         elif code == "exp2":
             L += [f"AscendC::Muls({dst}, {x}, {lit(math.log(2.0), dt, span)}, {n});{cm}", f"AscendC::Exp({dst}, {dst}, {n});"]
-        elif code == "expm1":
-            L += [f"AscendC::Exp({dst}, {x}, {n});{cm}", f"AscendC::Adds({dst}, {dst}, {lit(-1, dt, span)}, {n});"]
+        elif code == "expm1":  # Kahan: (u - 1) / ln(u) * x with u = e^x keeps the digits e^x - 1 loses near 0
+            u, t, l = (self.scratch_ref(i, j, dt) for j in range(3))
+            mask = self.scratch_ref(i, 3, "bool")
+            L += [f"AscendC::Exp({u}, {x}, {n});{cm} (Kahan's expm1)", f"AscendC::Adds({t}, {u}, {lit(-1, dt)}, {n});",
+                  f"AscendC::Ln({l}, {u}, {n});", f"AscendC::Div({t}, {t}, {l}, {n});", f"AscendC::Mul({t}, {t}, {x}, {n});"]
+            L += self._where_value(u, "EQ", 1.0, x, t, mask, n, dt, "u = 1: x (and -0)")
+            L += self._where_value(u, "EQ", math.inf, u, t, mask, n, dt, "u = inf: inf")
+            # u <= 2^-25: u - 1 rounds to -1, and so does e^x - 1 (ln u of a denormal u is not x)
+            L += [f"AscendC::Duplicate({l}, {lit(-1, dt)}, {n});",
+                  f"AscendC::CompareScalar({mask}, {u}, {lit(2.0 ** -25, dt)}, AscendC::CMPMODE::LE, {n});",
+                  f"AscendC::Select({dst}, {mask}, {l}, {t}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});  // -1"]
         elif code in ("log2", "log10"):
             k = 1.0 / math.log(2.0 if code == "log2" else 10.0)
             L += [f"AscendC::Ln({dst}, {x}, {n});{cm}", f"AscendC::Muls({dst}, {dst}, {lit(k, dt, span)}, {n});"]
-        elif code == "log1p":
-            L += [f"AscendC::Adds({dst}, {x}, {lit(1, dt, span)}, {n});{cm}", f"AscendC::Ln({dst}, {dst}, {n});"]
+        elif code == "log1p":  # Kahan: ln(u) / (u - 1) * x with u = 1 + x keeps the digits 1 + x rounds off
+            u, t, d = (self.scratch_ref(i, j, dt) for j in range(3))
+            mask = self.scratch_ref(i, 3, "bool")
+            L += [f"AscendC::Adds({u}, {x}, {lit(1, dt)}, {n});{cm} (Kahan's log1p)", f"AscendC::Ln({t}, {u}, {n});",
+                  f"AscendC::Adds({d}, {u}, {lit(-1, dt)}, {n});", f"AscendC::Div({t}, {t}, {d}, {n});",
+                  f"AscendC::Mul({t}, {t}, {x}, {n});"]
+            L += self._where_value(u, "EQ", 1.0, x, t, mask, n, dt, "u = 1: x (and -0)")
+            L += [f"AscendC::CompareScalar({mask}, {u}, {lit(math.inf, dt)}, AscendC::CMPMODE::NE, {n});",
+                  f"AscendC::Select({dst}, {mask}, {t}, {lit(math.inf, dt)}, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, {n});  // u = inf: inf"]
         elif code == "lrelu":
             alpha = op.attr("negative_slope", op.attr("alpha"))
             if alpha is None:
                 scal = [v for v in op.operands[1:] if _is_scalar(v)]
                 alpha = _sval(scal[0]) if scal else 0.01
-            t = self.scratch_ref(i, 0, dt)
-            L += [f"AscendC::Mins({t}, {x}, {lit(0, dt, span)}, {n});{cm}",
-                  f"AscendC::Muls({t}, {t}, {lit(alpha, dt, span)}, {n});",
-                  f"AscendC::Maxs({dst}, {x}, {lit(0, dt, span)}, {n});", f"AscendC::Add({dst}, {dst}, {t}, {n});"]
+            # x >= 0 ? x : slope * x (one rounding; keeps -0 and NaN as the interpreter does)
+            t, mask = self.scratch_ref(i, 0, dt), self.scratch_ref(i, 1, "bool")
+            L += [f"AscendC::CompareScalar({mask}, {x}, {lit(0, dt, span)}, AscendC::CMPMODE::GE, {n});{cm}",
+                  f"AscendC::Muls({t}, {x}, {lit(alpha, dt, span)}, {n});",
+                  f"AscendC::Select({dst}, {mask}, {x}, {t}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});"]
         elif code == "clip":
             lo, hi = (op.operands + (None, None))[1:3]
             lo = op.attr("min", lo)
@@ -910,24 +1121,7 @@ class SegmentEmitter:
                   f"AscendC::Select({neg}, {mask}, {one}, {lit(0, dt, span)}, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, {n});",
                   f"AscendC::Add({dst}, {dst}, {neg}, {n});"]
         elif code == "pow":
-            e = ops[1]
-            if e[0] != "s":
-                unsupported("'pow' with a tensor exponent", span)
-            p = float(e[1])
-            if p == 2.0:
-                L.append(f"AscendC::Mul({dst}, {x}, {x}, {n});{cm}")
-            elif p == 1.0:
-                L.append(f"AscendC::DataCopy({dst}, {x}, {n});{cm}")
-            elif p == 0.5:
-                L.append(f"AscendC::Sqrt({dst}, {x}, {n});{cm}")
-            elif p == -1.0:
-                L.append(f"AscendC::Reciprocal({dst}, {x}, {n});{cm}")
-            elif p == 3.0:
-                t = self.scratch_ref(i, 0, dt)
-                L += [f"AscendC::Mul({t}, {x}, {x}, {n});{cm}", f"AscendC::Mul({dst}, {t}, {x}, {n});"]
-            else:  # x > 0: exp(p * ln x)
-                L += [f"AscendC::Ln({dst}, {x}, {n});{cm} (x > 0)", f"AscendC::Muls({dst}, {dst}, {lit(p, dt, span)}, {n});",
-                      f"AscendC::Exp({dst}, {dst}, {n});"]
+            L += self._pow(i, _pow_exponent(op, self.s.dtype[res]), x, dst, dt, n, cm)
         else:
             unsupported(f"op '{code}'", span)
         out.extend("        " + s for s in L)

@@ -1,7 +1,9 @@
 """Reference interpreter: runs a lowered ``Program`` (``transforms/ir.py``) with torch on the CPU.
 
 This is the semantic oracle every backend is compared against, so each choice below is
-deliberate; change one only together with its test in ``tests/interp/``.
+deliberate; change one only together with its test in ``tests/interp/``. The numeric rules for
+NaN, infinities, signed zeros, overflow, saturation and rounding that every backend shares are
+written once in docs/semantics.md; the points below say how this module computes them.
 
 Entry point: ``run_program(program, inputs)``. ``inputs`` maps parameter names to values:
 tensor parameters are the caller's torch tensors (outputs are written *in place*, and only
@@ -61,8 +63,12 @@ named argument is taken from the operand at its position if present, else from `
     rounded to fp16/bf16, or truncated to an integer for integer tensors.
   * Elementwise ops on fp16/bf16 compute in fp32 and round the result once to the value's
     dtype (nearest-even), as a vector unit does; ``add/sub`` with ``alpha`` round
-    ``a + alpha*b`` once. fp32 ops use torch's fp32 CPU kernels (operands made contiguous
-    so a given shape always takes the same vector/scalar path). Integer arithmetic wraps
+    ``a + alpha*b`` once (computed in double, ``alpha`` rounded by the Element rule). fp32 ops
+    use torch's fp32 CPU kernels (operands made contiguous so a given shape always takes the
+    same vector/scalar path). ``maximum``/``minimum``/``clip``/``relu`` (= ``maximum(x, 0)``)
+    and ``amax``/``amin`` propagate NaN and order -0 < +0, fixing the sign of a zero result that
+    torch leaves to its kernel. ``pow`` with a scalar exponent passes torch a Python number, as
+    ``x ** p`` does (torch's exact special cases: ``x * x``, ``sqrt``, ...). Integer arithmetic wraps
     (torch); integer ``pow`` with a negative exponent and integer ``remainder`` by zero are
     errors. ``cbrt`` computes in fp64. ``round`` is half-to-even. ``exp2/expm1`` on
     integers give fp32.
@@ -83,7 +89,8 @@ named argument is taken from the operand at its position if present, else from `
     float->int: ``CAST_NONE``/``CAST_TRUNC`` truncate, ``CAST_RINT`` nearest-even,
     ``CAST_ROUND`` half away from zero, ``CAST_FLOOR``/``CAST_CEIL``; ``CAST_ODD`` falls back
     to truncation. float->narrower float: ``CAST_NONE``/``CAST_RINT`` nearest-even, the other
-    modes are honoured exactly (directed rounding, ``CAST_ODD`` = round to odd).
+    modes are honoured exactly (directed rounding, ``CAST_ODD`` = round to odd; a zero result
+    keeps the sign of x).
     Saturation: ``satmode`` None means the pypto default for the pair (wrap for fp16->
     uint8/int8/int16, fp32->int16, int64->int32, int32->int16; clamp otherwise). Integer
     targets: NaN becomes 0, clamping saturates to the type's range, wrapping keeps the low
@@ -113,6 +120,7 @@ import torch
 import torch.nn.functional as F
 
 from ..arguments import aliased_inputs, check_outputs
+from .casts import saturates
 from .nodes import (
     BinExpr, Block, Branch, Const, Loop, Op, Program, Read, Return, ShapeOf, Span, TensorRef,
     UnExpr, Value, Var,
@@ -607,6 +615,41 @@ def _pow(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.pow(a, b)
 
 
+def _op_pow(m: _Machine, op: Op) -> TVal:
+    """``pow(x, p)`` with a scalar ``p`` calls torch with a Python number, as the user's torch
+    code (``x ** 2``) does: torch then takes its exact special cases (``x * x``, ``sqrt``,
+    ``reciprocal``); a 0-d tensor exponent would take its generic, inexact pow."""
+    if len(op.operands) != 2:
+        raise m.err(f"pow takes 2 operands, got {len(op.operands)}")
+    a, b = m.operand(op.operands[0]), m.operand(op.operands[1])
+    if not isinstance(a, TVal) or isinstance(b, TVal):
+        return _elementwise(m, op, [a, b], _pow)
+    p = _scalar_tensor(b, a.dtype).item()  # the Element rule: p in x's dtype
+
+    def scalar_pow(t: torch.Tensor) -> torch.Tensor:
+        if not t.is_floating_point() and p < 0:
+            raise ValueError("integer pow with a negative exponent is undefined")
+        return torch.pow(t, p)
+    return _elementwise(m, op, [a], scalar_pow)
+
+
+def _signed_zero(out: torch.Tensor, negative: torch.Tensor) -> torch.Tensor:
+    """``out`` with each zero made -0 where ``negative`` holds, +0 elsewhere."""
+    return torch.where(out == 0, torch.where(negative, -torch.zeros_like(out), torch.zeros_like(out)), out)
+
+
+def _maximum(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """torch.maximum (a NaN operand gives NaN) with -0 < +0: torch leaves the sign of a zero
+    result to the kernel it takes (the vectorised one returns the other operand)."""
+    out = torch.maximum(a, b)
+    return _signed_zero(out, torch.signbit(a) & torch.signbit(b)) if out.is_floating_point() else out
+
+
+def _minimum(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    out = torch.minimum(a, b)
+    return _signed_zero(out, torch.signbit(a) | torch.signbit(b)) if out.is_floating_point() else out
+
+
 def _binary(fn: Callable) -> Callable:
     def run(m: _Machine, op: Op) -> TVal:
         if len(op.operands) != 2:
@@ -623,6 +666,11 @@ def _add_sub(sign: int) -> Callable:
         tensor = a if isinstance(a, TVal) else b
         if isinstance(tensor, TVal) and tensor.dtype in INTS:
             alpha = int(alpha)
+        elif alpha != 1 and isinstance(tensor, TVal):
+            # a + alpha * b rounded once, computed in double (the product is exact there), alpha
+            # rounded as a scalar operand is (the Element rule): torch's fused path, and the host's Axpy
+            k = sign * _scalar_tensor(alpha, tensor.dtype).item()
+            return _elementwise(m, op, [a, b], lambda x, y: (x.double() + k * y.double()).to(x.dtype))
         return _elementwise(m, op, [a, b], lambda x, y: torch.add(x, y, alpha=sign * alpha))
     return run
 
@@ -697,9 +745,9 @@ def _op_clip(m: _Machine, op: Op) -> TVal:
         lo_t = next(it) if has_lo else None
         hi_t = next(it) if has_hi else None
         if lo_t is not None:
-            t = torch.maximum(t, lo_t)
+            t = _maximum(t, lo_t)
         if hi_t is not None:
-            t = torch.minimum(t, hi_t)
+            t = _minimum(t, hi_t)
         return t
     return _elementwise(m, op, operands, fn)
 
@@ -750,6 +798,21 @@ def _reduce(fn: Callable, default_dim: Any = _MISSING) -> Callable:
             shape = tuple(n for d, n in enumerate(x.shape) if d not in dims)
         return TVal(out.to(TORCH_DTYPES[x.dtype]).contiguous(), shape, x.dtype)
     return run
+
+
+def _amax(m, op, t, dims, keepdim):
+    """torch.amax (NaN anywhere gives NaN) with -0 < +0, as ``maximum`` folded over the row."""
+    out = torch.amax(t, dim=dims, keepdim=keepdim)
+    if not out.is_floating_point():
+        return out
+    return _signed_zero(out, ~((t == 0) & ~torch.signbit(t)).any(dim=dims, keepdim=keepdim))
+
+
+def _amin(m, op, t, dims, keepdim):
+    out = torch.amin(t, dim=dims, keepdim=keepdim)
+    if not out.is_floating_point():
+        return out
+    return _signed_zero(out, ((t == 0) & torch.signbit(t)).any(dim=dims, keepdim=keepdim))
 
 
 def _prod(m, op, t, dims, keepdim):
@@ -828,24 +891,16 @@ _CAST_PAIRS = {
      ("int32", "int64"), ("uint8", "fp16"), ("int8", "fp16"), ("int16", "fp32"),
      ("int16", "fp16"), ("int64", "fp32"), ("int64", "int32")} | {
     ("fp32", t) for t in ("bf16", "fp16", "int16", "int32", "int64")}
-_WRAP_BY_DEFAULT = {("fp16", "uint8"), ("fp16", "int8"), ("fp16", "int16"), ("fp32", "int16"),
-                    ("int64", "int32"), ("int32", "int16")}
 _CAST_MODES = ("CAST_NONE", "CAST_RINT", "CAST_ROUND", "CAST_FLOOR", "CAST_CEIL", "CAST_TRUNC",
                "CAST_ODD")
 
 
 def _satmode(m: _Machine, raw: Any, pair: tuple) -> bool:
     """True = saturate (clamp)."""
-    if raw is None:
-        return pair not in _WRAP_BY_DEFAULT
-    if isinstance(raw, (bool, int)):
-        return bool(raw)
-    name = str(raw).rsplit(".", 1)[-1].upper()
-    if name in ("ON", "SATURATION_ON", "TRUE"):
-        return True
-    if name in ("OFF", "SATURATION_OFF", "FALSE"):
-        return False
-    raise m.err(f"cast: unknown satmode {raw!r}")
+    try:
+        return saturates(pair, raw)
+    except ValueError as exc:
+        raise m.err(f"cast: {exc}") from None
 
 
 def _round_to_integral(x: torch.Tensor, mode: str) -> torch.Tensor:
@@ -896,6 +951,7 @@ def _narrow_float(x: torch.Tensor, target: torch.dtype, mode: str, saturate: boo
             tie = finite & torch.isfinite(yd) & (yd != xd) & ((xd - yd).abs() == (od - xd).abs())
             k = torch.where(tie & (od.abs() > yd.abs()), other, k)
         y = _from_key16(k, target)
+        y = torch.where(torch.signbit(x), -y.abs(), y.abs())  # key 0 is +0: -1e-8 truncates to -0
     if saturate:
         big = torch.finfo(target).max
         over = torch.isinf(y) & torch.isfinite(x)
@@ -1282,8 +1338,8 @@ def _op_store_scalar(m: _Machine, op: Op) -> None:
 OPS: dict[str, Callable[[_Machine, Op], Any]] = {
     # elementwise binary
     "add": _add_sub(1), "sub": _add_sub(-1), "mul": _binary(torch.mul), "div": _binary(torch.div),
-    "maximum": _binary(torch.maximum), "minimum": _binary(torch.minimum),
-    "pow": _binary(_pow), "remainder": _binary(torch.remainder), "fmod": _binary(torch.fmod),
+    "maximum": _binary(_maximum), "minimum": _binary(_minimum),
+    "pow": _op_pow, "remainder": _binary(torch.remainder), "fmod": _binary(torch.fmod),
     "hypot": _binary(torch.hypot), "bitwise_and": _binary(torch.bitwise_and),
     "bitwise_or": _binary(torch.bitwise_or), "bitwise_xor": _binary(torch.bitwise_xor),
     # elementwise unary
@@ -1297,7 +1353,7 @@ OPS: dict[str, Callable[[_Machine, Op], Any]] = {
     "log10": _unary(lambda m, op, t: torch.log10(t)), "log1p": _unary(lambda m, op, t: torch.log1p(t)),
     "ceil": _unary(_int_identity(torch.ceil)), "floor": _unary(_int_identity(torch.floor)),
     "trunc": _unary(_int_identity(torch.trunc)), "round": _unary(_round),
-    "sign": _unary(lambda m, op, t: torch.sign(t)), "relu": _unary(lambda m, op, t: torch.relu(t)),
+    "sign": _unary(lambda m, op, t: torch.sign(t)), "relu": _unary(lambda m, op, t: _maximum(t, torch.zeros_like(t))),
     "lrelu": _unary(_lrelu), "sigmoid": _unary(lambda m, op, t: torch.sigmoid(t)),
     "sin": _unary(lambda m, op, t: torch.sin(t)), "cos": _unary(lambda m, op, t: torch.cos(t)),
     "cbrt": _unary(_cbrt), "softmax": _unary(_softmax),
@@ -1314,8 +1370,7 @@ OPS: dict[str, Callable[[_Machine, Op], Any]] = {
     "greater": _compare(torch.gt), "where": _op_where,
     # reductions and scans
     "sum": _reduce(lambda m, op, t, dims, k: torch.sum(t, dim=dims, keepdim=k)),
-    "amax": _reduce(lambda m, op, t, dims, k: torch.amax(t, dim=dims, keepdim=k)),
-    "amin": _reduce(lambda m, op, t, dims, k: torch.amin(t, dim=dims, keepdim=k)),
+    "amax": _reduce(_amax), "amin": _reduce(_amin),
     "prod": _reduce(_prod), "var": _reduce(_var, default_dim=None), "cumsum": _op_cumsum,
     # matrix
     "matmul": _op_matmul,

@@ -1210,6 +1210,19 @@ def _div(x: float, y: float) -> float:
     return math.copysign(math.inf, x) * math.copysign(1.0, y)
 
 
+def _maximum(x: float, y: float) -> float:
+    """IEEE 754-2019 maximum: NaN propagates, -0 < +0."""
+    if math.isnan(x) or math.isnan(y):
+        return math.nan
+    return (y if math.copysign(1, x) < 0 else x) if x == y else max(x, y)
+
+
+def _minimum(x: float, y: float) -> float:
+    if math.isnan(x) or math.isnan(y):
+        return math.nan
+    return (x if math.copysign(1, x) < 0 else y) if x == y else min(x, y)
+
+
 def test_half_fast_path_is_exactly_rounded(tmp_path):
     proc = build_and_run(tmp_path, "halfops", HALF_OPS)
     assert proc.returncode == 0, proc.stderr
@@ -1220,8 +1233,8 @@ def test_half_fast_path_is_exactly_rounded(tmp_path):
         lambda x, y: x - y if not (math.isinf(x) and math.isinf(y) and x == y) else math.nan,
         lambda x, y: math.nan if (x == 0 and math.isinf(y)) or (y == 0 and math.isinf(x)) else x * y,
         _div,
-        lambda x, y: x if (math.isnan(x) or x > y) else y,
-        lambda x, y: x if (math.isnan(x) or x < y) else y,
+        _maximum,
+        _minimum,
         lambda x, y: math.nan if x < 0 else (x if x == 0 or math.isinf(x) or math.isnan(x) else math.sqrt(x)),
     ]
     bad = []
@@ -1258,6 +1271,9 @@ void kernel()
     ReduceMin(d, s, w, 7, true); show("min1");
     ReduceMax(d, s, w, 2, true); show("max_zeros");
     ReduceMin(d, s, w, 2, true); show("min_zeros");
+    s.SetValue(3, 1.0f);
+    ReduceMax(d, s, w, 7, true); show("max2");
+    ReduceMin(d, s, w, 7, true); show("min2");
     s.SetValue(0, nan);
     ReduceMax(d, s, w, 7, true); show("max_nan_first");
     for (uint32_t i = 0; i < 1000; ++i) s.SetValue(i, static_cast<float>((i * 37u) % 101u) * 0.37f - 17.0f);
@@ -1283,10 +1299,13 @@ def test_float_reductions_fast_paths(tmp_path):
     def bits(v):
         return struct.unpack("<I", struct.pack("<f", v))[0]
 
-    assert got["max1"][0] == bits(3.0) and got["max1"][1] == 2
-    assert got["min1"][0] == bits(-5.0) and got["min1"][1] == 5
-    assert got["max_zeros"] == (0x80000000, 0)  # -0 first, +0 is not greater
+    # a NaN anywhere gives NaN at its index, as Max/Min folded over the row would (NaN propagates)
+    assert got["max1"][1] == 3 and (got["max1"][0] & 0x7FFFFFFF) > 0x7F800000
+    assert got["min1"][1] == 3 and (got["min1"][0] & 0x7FFFFFFF) > 0x7F800000
+    assert got["max_zeros"] == (0x00000000, 1)  # -0 < +0
     assert got["min_zeros"] == (0x80000000, 0)
+    assert got["max2"] == (bits(3.0), 2)  # the first of two equal extremes
+    assert got["min2"] == (bits(-5.0), 5)
     assert got["max_nan_first"][1] == 0 and (got["max_nan_first"][0] & 0x7FFFFFFF) > 0x7F800000
     assert got["max_long"] == (bits(1000.0), 777)
     assert got["min_long"] == (bits(-1000.0), 901)

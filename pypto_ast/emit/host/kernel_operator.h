@@ -44,6 +44,9 @@
 // float/half uses a float-precision exp (error < 1 ulp of float, not always correctly
 // rounded), Ln/Rsqrt are computed in double -- the device's transcendental ops are
 // approximate anyway: compare with tolerances.  NaN results may differ in payload bits.
+// Where ascendc.md is silent (NaN and signed zeros in Max/Min/Relu/ReduceMax/ReduceMin, the
+// start of ReduceSum, the sign of a zero rounded to integral) the model follows
+// docs/semantics.md: NaN propagates, -0 < +0, a sum starts from +0, the sign is kept.
 #ifndef PYPTO_HOST_KERNEL_OPERATOR_H
 #define PYPTO_HOST_KERNEL_OPERATOR_H
 
@@ -675,6 +678,7 @@ enum class UnOp { Exp, Ln, Abs, Sqrt, Rsqrt, Reciprocal, Relu };
 void VecBinary(BinOp op, Dt dt, const TensorDesc& dst, const TensorDesc& a, const TensorDesc& b, int64_t count);
 void VecScalar(ScalarOp op, Dt dt, const TensorDesc& dst, const TensorDesc& src, const void* scalar, int64_t count);
 void VecUnary(UnOp op, Dt dt, const TensorDesc& dst, const TensorDesc& src, int64_t count);
+void VecAxpy(Dt dt, const TensorDesc& dst, const TensorDesc& src, const void* scalar, int64_t count);
 void VecDuplicate(Ty t, const TensorDesc& dst, const void* value, int64_t count);
 }  // namespace detail
 
@@ -708,6 +712,15 @@ PYPTO_SCALAR(Muls)
 PYPTO_SCALAR(Maxs)
 PYPTO_SCALAR(Mins)
 #undef PYPTO_SCALAR
+
+// §6.2 Axpy: dst = scalar * src + dst, one rounding (computed in double, as every op here).  The
+// same-dtype form (half, float); the half-in, float-dst form is not modelled.
+template <typename T>
+__aicore__ inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, const int32_t& count)
+{
+    const T s = scalarValue;
+    detail::VecAxpy(detail::DtOf<T>(), dst.d_, src.d_, &s, count);
+}
 
 // §6.2 unary math: computed in double and rounded once to T, or (float/half) in float where
 // that gives the same result; Exp within 1 ulp of float (see the top of this file).

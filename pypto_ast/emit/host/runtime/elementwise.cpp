@@ -50,12 +50,12 @@ double UnaryD(UnOp op, double x)
     case UnOp::Sqrt: return std::sqrt(x);
     case UnOp::Rsqrt: return 1.0 / std::sqrt(x);
     case UnOp::Reciprocal: return 1.0 / x;
-    case UnOp::Relu: return x > 0 ? x : 0.0;
+    case UnOp::Relu: return MaxD(x, 0.0);  // as Maxs(x, 0): NaN stays NaN, -0 gives +0
     }
     return x;
 }
 // The same function on a chunk of floats v[0..m): exact for Abs/Sqrt/Reciprocal/Relu (single
-// IEEE operations), ExpChunk for Exp, Ln/Rsqrt through double.
+// IEEE operations; Relu is Maxs(x, 0)), ExpChunk for Exp, Ln/Rsqrt through double.
 template <UnOp op> struct UnaryChunk {
     void operator()(F32A* v, int64_t m) const
     {
@@ -65,7 +65,7 @@ template <UnOp op> struct UnaryChunk {
         else if constexpr (op == UnOp::Sqrt) { for (int64_t k = 0; k < m; ++k) v[k] = std::sqrt(v[k]); }
         else if constexpr (op == UnOp::Rsqrt) { for (int64_t k = 0; k < m; ++k) v[k] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(v[k]))); }
         else if constexpr (op == UnOp::Reciprocal) { for (int64_t k = 0; k < m; ++k) v[k] = 1.0f / v[k]; }
-        else { for (int64_t k = 0; k < m; ++k) v[k] = v[k] > 0 ? v[k] : 0.0f; }
+        else { for (int64_t k = 0; k < m; ++k) v[k] = ArithF<'>'>{}(v[k], 0.0f); }
     }
 };
 
@@ -210,6 +210,21 @@ void VecScalar(ScalarOp opId, Dt dt, const TensorDesc& dst, const TensorDesc& sr
     WithTypeIn<Dt::I16, Dt::I32, Dt::F16, Dt::F32>(dt, [&](auto tag) {
         using T = decltype(tag);
         ScalarTyped<T>(info.code, dst, src, Load<T>(static_cast<const uint8_t*>(scalar)), count);
+    });
+}
+
+void VecAxpy(Dt dt, const TensorDesc& dst, const TensorDesc& src, const void* scalar, int64_t count)
+{
+    CheckUnary("Axpy", dst, src, count, SizeOf(dt), dt, {{Dt::F16, Dt::F32}, 2});
+    WithTypeIn<Dt::F16, Dt::F32>(dt, [&](auto tag) {
+        using T = decltype(tag);
+        const double s = ToD(Load<T>(static_cast<const uint8_t*>(scalar)));
+        uint8_t* d = Ptr(dst);
+        const uint8_t* x = Ptr(src);
+        for (int64_t i = 0; i < count; ++i) {
+            const size_t o = static_cast<size_t>(i) * sizeof(T);
+            Store<T>(d + o, FromD<T>(s * ToD(Load<T>(x + o)) + ToD(Load<T>(d + o))));  // the product is exact in double
+        }
     });
 }
 

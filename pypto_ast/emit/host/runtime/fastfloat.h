@@ -177,6 +177,17 @@ PYPTO_HOST_SIMD inline void CastF16ToF32(uint8_t* d, const uint8_t* s, int64_t n
         std::memcpy(d + static_cast<size_t>(i) * 4, b, static_cast<size_t>(m) * 4);
     }
 }
+template <typename To, typename From> inline To BitCast(From f)
+{
+    static_assert(sizeof(To) == sizeof(From), "BitCast of different sizes");
+    To t;
+    std::memcpy(&t, &f, sizeof t);  // a register move; vectorises
+    return t;
+}
+// Equal floats differ at most in the sign of a zero: the AND of their bits is +0 unless both
+// are -0 (maximum), the OR is -0 if either is (minimum).
+inline float BitsAnd(float x, float y) { return BitCast<float>(BitCast<uint32_t>(x) & BitCast<uint32_t>(y)); }
+inline float BitsOr(float x, float y) { return BitCast<float>(BitCast<uint32_t>(x) | BitCast<uint32_t>(y)); }
 // Float forms of Arith: exact IEEE float results, identical to Arith<float> (double then
 // rounded once) and, through FloatToHalf, to Arith<half>.
 template <char code> struct ArithF {
@@ -186,17 +197,10 @@ template <char code> struct ArithF {
         else if constexpr (code == '-') return x - y;
         else if constexpr (code == '*') return x * y;
         else if constexpr (code == '/') return x / y;
-        else if constexpr (code == '>') return (x != x || x > y) ? x : y;
-        else return (x != x || x < y) ? x : y;
+        else if constexpr (code == '>') return x == y ? BitsAnd(x, y) : (x != x || x > y) ? x : y;  // = MaxD
+        else return x == y ? BitsOr(x, y) : (x != x || x < y) ? x : y;                              // = MinD
     }
 };
-template <typename To, typename From> inline To BitCast(From f)
-{
-    static_assert(sizeof(To) == sizeof(From), "BitCast of different sizes");
-    To t;
-    std::memcpy(&t, &f, sizeof t);  // a register move; vectorises
-    return t;
-}
 // e^x on a chunk of floats in float arithmetic, vectorisable (Cephes expf): x = n ln2 + r
 // (Cody-Waite, |r| <= ln2/2), e^r by a degree-7 polynomial, times 2^n applied as two exact
 // power-of-two factors (so subnormal results are rounded once).  Error < 1 ulp against the

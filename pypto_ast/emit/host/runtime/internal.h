@@ -300,6 +300,20 @@ inline void CheckOverlap(const TensorDesc& dst, uint32_t dElem, const TensorDesc
         Fault(m.str());
     }
 }
+// IEEE 754-2019 maximum / minimum of two doubles: a NaN operand gives NaN, and -0 < +0.
+// ascendc.md does not say how the vector Max/Min treat NaN or signed zeros; the model takes
+// the semantics docs/semantics.md writes for pypto's maximum/minimum (torch's NaN rule, and one
+// answer for the sign of a zero, which torch's CPU kernels leave to the code path taken).
+inline double MaxD(double x, double y)
+{
+    if (x == y) return std::signbit(x) ? y : x;  // equal: only zeros can differ (in sign)
+    return (std::isnan(x) || x > y) ? x : y;
+}
+inline double MinD(double x, double y)
+{
+    if (x == y) return std::signbit(x) ? x : y;
+    return (std::isnan(x) || x < y) ? x : y;
+}
 // Elementwise arithmetic: floats exactly in double then rounded once; ints wrap.
 template <typename T> inline T Arith(char op, const T& a, const T& b)
 {
@@ -323,8 +337,8 @@ template <typename T> inline T Arith(char op, const T& a, const T& b)
         case '-': r = x - y; break;
         case '*': r = x * y; break;
         case '/': r = x / y; break;
-        case '>': r = (std::isnan(x) || x > y) ? x : y; break;
-        case '<': r = (std::isnan(x) || x < y) ? x : y; break;
+        case '>': r = MaxD(x, y); break;
+        case '<': r = MinD(x, y); break;
         }
         return FromD<T>(r);
     }

@@ -24,49 +24,56 @@ float TreeSum64(const uint8_t* p)
     }
     return v[0];
 }
-// Index of the first element that a sequential scan `if (v > best) best = v` (or <) keeps:
-// src[0] when it is NaN, else the first occurrence of the largest (smallest) non-NaN value.
-// Two passes: the extreme value over 16 lanes that start at src[0] and skip NaN exactly like
-// the scan (vector compares), then the first position holding it (== matches either zero).
-template <bool isMax> PYPTO_HOST_SIMD uint32_t FirstExtreme(const uint8_t* p, uint32_t n)
+// ReduceMax / ReduceMin / WholeReduceMax / WholeReduceMin pick the element that Max / Min
+// folded over the row would give (internal.h MaxD / MinD; ascendc.md is silent on NaN and
+// signed zeros): a NaN anywhere gives NaN (the first one, for the index), otherwise the extreme
+// with -0 < +0, at its first position.
+// Does v replace `best` (the pick so far, from earlier positions)?
+inline bool Beats(double v, double best, bool isMax)
 {
-    typedef float V4 __attribute__((vector_size(16)));
-    float first;
-    std::memcpy(&first, p, sizeof first);
-    if (first != first) return 0;
-    V4 acc[4];
-    for (V4& a : acc) a = V4{first, first, first, first};
-    uint32_t k = 0;
-    for (; k + 16 <= n; k += 16) {
-        for (int j = 0; j < 4; ++j) {
-            V4 v;
-            std::memcpy(&v, p + (static_cast<size_t>(k) + 4 * j) * 4, sizeof v);
-            acc[j] = (isMax ? v > acc[j] : v < acc[j]) ? v : acc[j];
-        }
-    }
-    float best = first;
-    for (int j = 0; j < 4; ++j) {
-        for (int l = 0; l < 4; ++l) best = (isMax ? acc[j][l] > best : acc[j][l] < best) ? acc[j][l] : best;
-    }
-    for (; k < n; ++k) {
-        float v;
-        std::memcpy(&v, p + static_cast<size_t>(k) * 4, sizeof v);
-        best = (isMax ? v > best : v < best) ? v : best;
-    }
-    const V4 b4{best, best, best, best};
+    if (best != best) return false;
+    if (v != v) return true;
+    if (v == best) return std::signbit(v) != std::signbit(best) && std::signbit(isMax ? best : v);
+    return isMax ? v > best : v < best;
+}
+// A float's bits as an int32 whose order is the float order, -0 < +0 (NaN excluded).
+inline int32_t OrderKey(uint32_t bits)
+{
+    const int32_t k = static_cast<int32_t>(bits);
+    return k ^ static_cast<int32_t>(static_cast<uint32_t>(k >> 31) >> 1);
+}
+// The first i < n whose float bits satisfy pred, n if none; 16 elements per vectorised step.
+template <typename P> inline uint32_t FirstWhere(const uint8_t* p, uint32_t n, P pred)
+{
     uint32_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        V4 v[4];
-        std::memcpy(v, p + static_cast<size_t>(i) * 4, sizeof v);
-        const auto hit = (v[0] == b4) | (v[1] == b4) | (v[2] == b4) | (v[3] == b4);
-        if (hit[0] | hit[1] | hit[2] | hit[3]) break;
+        uint32_t b[16];
+        std::memcpy(b, p + static_cast<size_t>(i) * 4, sizeof b);
+        bool hit = false;
+        for (int j = 0; j < 16; ++j) hit |= pred(b[j]);
+        if (hit) break;
     }
     for (; i < n; ++i) {
-        float v;
-        std::memcpy(&v, p + static_cast<size_t>(i) * 4, sizeof v);
-        if (v == best) return i;
+        uint32_t b;
+        std::memcpy(&b, p + static_cast<size_t>(i) * 4, sizeof b);
+        if (pred(b)) return i;
     }
-    return 0;  // unreachable: best is one of the values
+    return n;
+}
+// The index Beats picks for n >= 1 floats, in three vectorised passes: the first NaN, else the
+// extreme order key, then its first position.
+template <bool isMax> PYPTO_HOST_SIMD uint32_t FirstExtreme(const uint8_t* p, uint32_t n)
+{
+    const uint32_t nan = FirstWhere(p, n, [](uint32_t b) { return (b & 0x7FFFFFFFu) > 0x7F800000u; });
+    if (nan < n) return nan;
+    int32_t best = isMax ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t b;
+        std::memcpy(&b, p + static_cast<size_t>(i) * 4, sizeof b);
+        const int32_t k = OrderKey(b);
+        best = (isMax ? k > best : k < best) ? k : best;
+    }
+    return FirstWhere(p, n, [best](uint32_t b) { return OrderKey(b) == best; });
 }
 
 // ---- Cast (§6.3) --------------------------------------------------------------------------
@@ -113,10 +120,9 @@ template <typename D> D CastValue(double x, pypto_host::fp::Rnd r, bool srcIsF32
     } else if constexpr (std::is_same<D, bfloat16_t>::value) {
         return bfloat16_t::FromBits(static_cast<uint16_t>(Encode(RoundTo(x, kBf16, r), kBf16)));
     } else if constexpr (std::is_same<D, float>::value) {
-        if (srcIsF32) {  // float -> float: round to an integral value
+        if (srcIsF32) {  // float -> float: round to an integral value, keeping the sign (of a zero too)
             if (std::isnan(x) || std::isinf(x)) return static_cast<float>(x);
-            const double v = RoundMag(std::fabs(x), x < 0, r);
-            return static_cast<float>(x < 0 ? -v : v);
+            return static_cast<float>(std::copysign(RoundMag(std::fabs(x), x < 0, r), x));
         }
         return static_cast<float>(RoundTo(x, kF32, r));
     } else {
@@ -231,13 +237,13 @@ void VecWholeReduce(int kind, Ty t, const TensorDesc& dst, const TensorDesc& src
                 }
                 const uint64_t o = static_cast<uint64_t>(r) * static_cast<uint64_t>(dstRepStride) * e;
                 CheckLane(dst, o, e, op, "dst");
-                Store<T>(Ptr(dst) + o, v.empty() ? T(0) : v[0]);
+                // the sum starts from +0, as torch's does (ascendc.md is silent): a sum of -0s is +0
+                Store<T>(Ptr(dst) + o, v.empty() ? T(0) : Arith<T>('+', v[0], T(0)));
                 continue;
             }
             size_t best = 0;
             for (size_t i = 1; i < vals.size(); ++i) {
-                const double a = ToD(vals[i]), b = ToD(vals[best]);
-                if (kind == 1 ? a > b : a < b) best = i;
+                if (Beats(ToD(vals[i]), ToD(vals[best]), kind == 1)) best = i;
             }
             T ix;
             std::memset(static_cast<void*>(&ix), 0, e);
@@ -363,7 +369,7 @@ void VecReduce(int kind, Ty t, const TensorDesc& dst, const TensorDesc& src, con
                 const T part = TreeSum<T>(Ptr(src) + static_cast<size_t>(i) * sizeof(T), n);
                 acc = i == 0 ? part : Arith<T>('+', acc, part);
             }
-            Store<T>(Ptr(dst), acc);
+            Store<T>(Ptr(dst), Arith<T>('+', acc, T(0)));  // from +0: a sum of -0s is +0 (see WholeReduceSum)
         });
         return;
     }
@@ -390,7 +396,7 @@ void VecReduce(int kind, Ty t, const TensorDesc& dst, const TensorDesc& src, con
             double bv = ToD(Load<T>(p));
             for (uint32_t i = 1; i < static_cast<uint32_t>(count); ++i) {
                 const double v = ToD(Load<T>(p + static_cast<size_t>(i) * sizeof(T)));
-                if (isMax ? v > bv : v < bv) { bv = v; best = i; }
+                if (Beats(v, bv, isMax)) { bv = v; best = i; }
             }
         }
         Store<T>(Ptr(dst), Load<T>(p + static_cast<size_t>(best) * sizeof(T)));

@@ -82,9 +82,10 @@ private:
         AscendC::WaitFlag<AscendC::HardEvent::V_S>(0);
         for (uint32_t r = 0; r < 8u; ++r) {
             const float s = tmp.GetWithOffset<float>(4096, 0).GetValue(r * 8);  // %5 = div
-            AscendC::Muls(o1[r * 512], l0[r * 512], static_cast<float>(1.0f / static_cast<float>(s)), 512);
+            AscendC::Duplicate(work.Get<float>(), s, 512);
+            AscendC::Div(o1[r * 512], l0[r * 512], work.Get<float>(), 512);
         }
-#line 84 "scaled_softmax_b0_k1.cpp"
+#line 85 "scaled_softmax_b0_k1.cpp"
         q1.EnQue(o1);
         q0.FreeTensor(l0);
     }

@@ -87,11 +87,13 @@ private:
         AscendC::LocalTensor<float> o3 = q3.AllocTensor<float>();
         AscendC::LocalTensor<float> o4 = q4.AllocTensor<float>();
 #line 16 "k01_binary_fp32.py"
-        AscendC::Muls(tmp.GetWithOffset<float>(1024, 0), l1, 0.5f, 1024);  // %0 = add (alpha)
-        AscendC::Add(o2, l0, tmp.GetWithOffset<float>(1024, 0), 1024);
+        AscendC::DataCopy(tmp.GetWithOffset<float>(1024, 0), l0, 1024);  // %0 = add (a + alpha * b, one rounding)
+        AscendC::Axpy(tmp.GetWithOffset<float>(1024, 0), l1, 0.5f, 1024);
+        AscendC::DataCopy(o2, tmp.GetWithOffset<float>(1024, 0), 1024);
 #line 17 "k01_binary_fp32.py"
-        AscendC::Muls(tmp.GetWithOffset<float>(1024, 0), l1, 2.0f, 1024);  // %1 = sub (alpha)
-        AscendC::Sub(tmp.GetWithOffset<float>(1024, 4096), l0, tmp.GetWithOffset<float>(1024, 0), 1024);
+        AscendC::DataCopy(tmp.GetWithOffset<float>(1024, 0), l0, 1024);  // %1 = sub (a - alpha * b, one rounding)
+        AscendC::Axpy(tmp.GetWithOffset<float>(1024, 0), l1, -2.0f, 1024);
+        AscendC::DataCopy(tmp.GetWithOffset<float>(1024, 4096), tmp.GetWithOffset<float>(1024, 0), 1024);
 #line 17 "k01_binary_fp32.py"
         AscendC::Mul(tmp.GetWithOffset<float>(1024, 4096), tmp.GetWithOffset<float>(1024, 4096), l1, 1024);  // %2 = mul
 #line 17 "k01_binary_fp32.py"
@@ -106,7 +108,7 @@ private:
         AscendC::Min(l0, l0, l1, 1024);  // %7 = minimum
 #line 18 "k01_binary_fp32.py"
         AscendC::Sub(o4, tmp.GetWithOffset<float>(1024, 0), l0, 1024);  // %8 = sub
-#line 102 "binary_fp32_b0_k1.cpp"
+#line 104 "binary_fp32_b0_k1.cpp"
         q2.EnQue(o2);
         q3.EnQue(o3);
         q4.EnQue(o4);

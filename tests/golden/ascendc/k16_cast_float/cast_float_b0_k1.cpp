@@ -45,7 +45,7 @@ public:
         pipe->InitBuffer(q2, 2, 4096);
         pipe->InitBuffer(q3, 2, 8192);
         pipe->InitBuffer(q4, 2, 4096);
-        pipe->InitBuffer(tmp, 8192);
+        pipe->InitBuffer(tmp, 24576);
         pipe->InitBuffer(work, 512);
     }
     __aicore__ inline void Process()
@@ -87,18 +87,28 @@ private:
         AscendC::LocalTensor<float> o3 = q3.AllocTensor<float>();
         AscendC::LocalTensor<half> o4 = q4.AllocTensor<half>();
 #line 17 "k16_cast_float.py"
-        AscendC::Cast(o2, l0, AscendC::RoundMode::CAST_NONE, 2048);  // %0 = cast
+        AscendC::Abs(tmp.GetWithOffset<float>(2048, 0), l0, 2048);  // %0 = cast: saturate finite values to the fp16 range
+        AscendC::CompareScalar(tmp.GetWithOffset<uint8_t>(8192, 8192), tmp.GetWithOffset<float>(2048, 0), static_cast<float>(INFINITY), AscendC::CMPMODE::EQ, 2048);
+        AscendC::Maxs(tmp.GetWithOffset<float>(2048, 0), l0, -65504.0f, 2048);
+        AscendC::Mins(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 0), 65504.0f, 2048);
+        AscendC::Select(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<uint8_t>(8192, 8192), l0, tmp.GetWithOffset<float>(2048, 0), AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, 2048);  // +-inf kept
+        AscendC::Cast(o2, tmp.GetWithOffset<float>(2048, 0), AscendC::RoundMode::CAST_NONE, 2048);  // %0 = cast
 #line 19 "k16_cast_float.py"
         AscendC::Cast(o3, o2, AscendC::RoundMode::CAST_NONE, 2048);  // %1 = cast
 #line 20 "k16_cast_float.py"
-        AscendC::Cast(tmp.GetWithOffset<float>(2048, 0), l1, AscendC::RoundMode::CAST_NONE, 2048);  // %2 = cast
+        AscendC::Cast(tmp.GetWithOffset<float>(2048, 8192), l1, AscendC::RoundMode::CAST_NONE, 2048);  // %2 = cast
 #line 20 "k16_cast_float.py"
-        AscendC::Muls(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 0), 3.0f, 2048);  // %3 = mul
+        AscendC::Muls(tmp.GetWithOffset<float>(2048, 8192), tmp.GetWithOffset<float>(2048, 8192), 3.0f, 2048);  // %3 = mul
 #line 20 "k16_cast_float.py"
-        AscendC::Adds(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 0), 0.1f, 2048);  // %4 = add
+        AscendC::Adds(tmp.GetWithOffset<float>(2048, 8192), tmp.GetWithOffset<float>(2048, 8192), 0.1f, 2048);  // %4 = add
 #line 20 "k16_cast_float.py"
+        AscendC::Abs(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 8192), 2048);  // %5 = cast: saturate finite values to the fp16 range
+        AscendC::CompareScalar(tmp.GetWithOffset<uint8_t>(8192, 16384), tmp.GetWithOffset<float>(2048, 0), static_cast<float>(INFINITY), AscendC::CMPMODE::EQ, 2048);
+        AscendC::Maxs(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 8192), -65504.0f, 2048);
+        AscendC::Mins(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 0), 65504.0f, 2048);
+        AscendC::Select(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<uint8_t>(8192, 16384), tmp.GetWithOffset<float>(2048, 8192), tmp.GetWithOffset<float>(2048, 0), AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, 2048);  // +-inf kept
         AscendC::Cast(o4, tmp.GetWithOffset<float>(2048, 0), AscendC::RoundMode::CAST_NONE, 2048);  // %5 = cast
-#line 94 "cast_float_b0_k1.cpp"
+#line 104 "cast_float_b0_k1.cpp"
         q2.EnQue(o2);
         q3.EnQue(o3);
         q4.EnQue(o4);
@@ -137,7 +147,7 @@ private:
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> q2;  // @h
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> q3;  // @back
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> q4;  // @mixed
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp;  // 1 slots of 8192 B
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp;  // 3 slots of 8192 B
     AscendC::TBuf<AscendC::TPosition::VECCALC> work;  // reduce work / broadcast scalars
     AscendC::GlobalTensor<float> g0;
     AscendC::GlobalTensor<half> g1;
