@@ -19,6 +19,11 @@ lowered as ``pypto-transpile FILE --kernel NAME --emit ir`` would, and sorted in
 
 Goals (issue 9): no crash; lowered >= 50 % of all kernels; lowered + needs-shape >= 90 %.
 
+Every kernel that lowered is then emitted as Ascend C (``--emit ascendc``) and, unless
+``--no-build``, built on the host (``--build --backend host``: g++ against the project's CPU
+implementation of the API, through the build cache), each with the first reason it stopped at.
+Goal (issue 17): at least 95 % of the kernels that lower emit Ascend C and build on the host.
+
 Then the linter on the same files (``--no-lint`` skips it): files, lines, findings per code,
 internal errors (PTO999), the files ``--fix`` would change (safe fixes, each proven by lowering
 the file before and after), and the lint time per file.  Goals (issue 10): no PTO999, no
@@ -58,8 +63,9 @@ def files_of(base: Path, dirs) -> list:
     return out
 
 
-def classify(path: Path, timeout: float) -> list:
-    """[(kernel name, kind, line, outcome, code, message, seconds)] for one file."""
+def classify(path: Path, timeout: float, build: bool = True) -> list:
+    """[(kernel name, kind, line, outcome, code, message, seconds, emitted, built)] for one file:
+    ``emitted`` / ``built`` are None (not reached), "" (done) or the first reason it stopped."""
     from pypto_ast import pipeline
     from pypto_ast.frontend.kernels import Given
 
@@ -69,14 +75,16 @@ def classify(path: Path, timeout: float) -> list:
         scope = pipeline.read_source(str(path))
         kernels = [k for k in pipeline.list_kernels(scope) if k.kind != "function"]
     except pipeline.KernelErrors as exc:
-        return [("<file>", "file", 1, "diagnostic", exc.code, exc.message, time.perf_counter() - start)]
+        return [("<file>", "file", 1, "diagnostic", exc.code, exc.message, time.perf_counter() - start, None, None)]
     except Exception as exc:  # noqa: BLE001 - reading the file crashed: our bug
-        return [("<file>", "file", 1, "crash", type(exc).__name__, _where(exc), time.perf_counter() - start)]
+        return [("<file>", "file", 1, "crash", type(exc).__name__, _where(exc), time.perf_counter() - start,
+                 None, None)]
     for kdef in kernels:
         t0 = time.perf_counter()
         signal.setitimer(signal.ITIMER_REAL, timeout)
+        program = None
         try:
-            pipeline.lower_kernel(scope, kdef, Given())
+            program = pipeline.lower_kernel(scope, kdef, Given())
             outcome, code, message = "lowered", "", ""
         except pipeline.KernelErrors as exc:
             outcome = "needs-shape" if exc.code == "PTO104" else "diagnostic"
@@ -87,8 +95,30 @@ def classify(path: Path, timeout: float) -> list:
             outcome, code, message = "crash", type(exc).__name__, _where(exc)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-        rows.append((kdef.name, kdef.kind, kdef.line, outcome, code, message, time.perf_counter() - t0))
+        seconds = time.perf_counter() - t0
+        emitted = built = None
+        if program is not None:
+            emitted = _stage(lambda: pipeline.emit(program, "ascendc"))
+            if emitted == "" and build:
+                built = _stage(lambda: pipeline.build_host(program))
+        rows.append((kdef.name, kdef.kind, kdef.line, outcome, code, message, seconds, emitted, built))
     return rows
+
+
+def _stage(run) -> str:
+    """"" when ``run()`` succeeds, else its first reason: "PTO109 message" for a located
+    diagnostic, "crash: ..." for a Python exception out of pypto-ast."""
+    from pypto_ast import pipeline
+
+    try:
+        run()
+        return ""
+    except pipeline.KernelErrors as exc:
+        return f"{exc.code} {exc.findings[0][0] if exc.findings else exc.message}"
+    except pipeline.PipelineError as exc:
+        return f"error {exc.message}"
+    except Exception as exc:  # noqa: BLE001 - our bug
+        return f"crash: {type(exc).__name__}: {_where(exc)}"
 
 
 def _where(exc: BaseException) -> str:
@@ -107,6 +137,7 @@ def main() -> int:
     ap.add_argument("-v", "--verbose", action="store_true", help="print every kernel that did not lower "
                     "and every lint finding")
     ap.add_argument("--no-lint", action="store_true", help="skip the linter section")
+    ap.add_argument("--no-build", action="store_true", help="emit Ascend C but do not build it on the host")
     ap.add_argument("--target", default="0.2.0", help="the pypto version lint rules follow (0.2.0 or head)")
     args = ap.parse_args()
     if not (args.path / "python").is_dir():
@@ -118,7 +149,7 @@ def main() -> int:
     results = []
     for path in files:
         rel = path.relative_to(args.path).as_posix()
-        for row in classify(path, args.timeout):
+        for row in classify(path, args.timeout, build=not args.no_build):
             results.append((rel,) + row)
     wall = time.perf_counter() - started
     kernels = [r for r in results if r[2] != "file"]
@@ -158,12 +189,37 @@ def main() -> int:
     print(f"goals: no crash {'met' if not crashes else 'MISSED'} ({len(crashes)}); lowered >= 50% "
           f"{'met' if ok_lower else 'MISSED'} ({100 * lowered / max(total, 1):.1f}%); lowered + needs-shape >= 90% "
           f"{'met' if ok_shape else 'MISSED'} ({100 * (lowered + shaped) / max(total, 1):.1f}%)")
+    ok_emit = emit_section(kernels, lowered, not args.no_build, args.verbose)
     if args.json:
-        keys = ("file", "kernel", "kind", "line", "outcome", "code", "message", "seconds")
+        keys = ("file", "kernel", "kind", "line", "outcome", "code", "message", "seconds", "emitted", "built")
         args.json.write_text(json.dumps([dict(zip(keys, r)) for r in results], indent=1))
     del by_outcome
     lint_ok = True if args.no_lint else lint_section(args, files)
-    return 0 if not crashes and ok_lower and ok_shape and lint_ok else 1
+    return 0 if not crashes and ok_lower and ok_shape and ok_emit and lint_ok else 1
+
+
+def emit_section(kernels: list, lowered: int, build: bool, verbose: bool) -> bool:
+    """Of the kernels that lowered: how many emit Ascend C and build on the host, and why the
+    others stopped (the first reason of each)."""
+    emitted = [r for r in kernels if r[8] == ""]
+    built = [r for r in emitted if r[9] == ""]
+    stops = [(r, "emit", r[8]) for r in kernels if r[8]] + [(r, "build", r[9]) for r in emitted if r[9]]
+    done = len(built) if build else len(emitted)
+    print(f"\nof the {lowered} kernels that lowered: emitted Ascend C {len(emitted)} "
+          f"({100 * len(emitted) / max(lowered, 1):.1f}%)" +
+          (f", built on the host {len(built)} ({100 * len(built) / max(lowered, 1):.1f}%)" if build else ""))
+    reasons = collections.Counter(f"{stage}: {_shape_of(reason, keep_quoted=True)}" for _, stage, reason in stops)
+    print("first reasons they stopped:")
+    for reason, n in reasons.most_common(25):
+        print(f"  {n:>4}  {reason}")
+    crashes = [s for s in stops if s[2].startswith("crash")]
+    if verbose:
+        for r, stage, reason in stops:
+            print(f"{r[0]}:{r[3]} {r[1]} [{stage}] {reason}")
+    ok = done >= 0.95 * lowered and not crashes
+    print(f"goals: emitted{' and built' if build else ''} >= 95% of lowered {'met' if ok else 'MISSED'} "
+          f"({100 * done / max(lowered, 1):.1f}%), no crash {'met' if not crashes else 'MISSED'} ({len(crashes)})")
+    return ok
 
 
 def lint_section(args, files) -> bool:
@@ -205,12 +261,15 @@ def lint_section(args, files) -> bool:
     return not bugs
 
 
-def _shape_of(message: str) -> str:
-    """A message with its names and numbers blurred, so like reasons count together."""
+def _shape_of(message: str, keep_quoted: bool = False) -> str:
+    """A message with its names and numbers blurred, so like reasons count together
+    (``keep_quoted``: 'op' names stay, the emitter's reasons are counted per op)."""
     import re
 
     text = re.sub(r"`[^`]*`", "`_`", message)
-    text = re.sub(r"'[^']*'", "'_'", text)
+    text = re.sub(r"@\w+", "@_", text)
+    if not keep_quoted:
+        text = re.sub(r"'[^']*'", "'_'", text)
     text = re.sub(r"\d+", "N", text)
     return text[:140]
 

@@ -17,6 +17,10 @@ class EmitError(Exception):
         return f"{self.message}{where}"
 
 
+UNSUPPORTED = "pypto-ast's Ascend C emitter does not support it yet"
+
+
 def unsupported(what: str, span: Optional[object] = None):
-    """Raise the standard 'not supported yet' EmitError."""
-    raise EmitError(f"{what}: the host backend does not support it yet", span)
+    """Raise the standard 'not supported yet' EmitError: a gap of the emitter (the Ascend C every
+    backend builds from), never of one backend."""
+    raise EmitError(f"{what}: {UNSUPPORTED}", span)

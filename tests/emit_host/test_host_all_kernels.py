@@ -32,7 +32,7 @@ import pytest
 import torch
 
 from pypto_ast import knobs, live, pipeline
-from pypto_ast.emit.errors import EmitError
+from pypto_ast.emit.errors import UNSUPPORTED, EmitError
 from pypto_ast.runner import DEFAULT_TOLERANCE, run_and_compare
 
 pytestmark = pytest.mark.skipif(
@@ -216,7 +216,7 @@ def current_unsupported() -> dict:
             print(f"# {stem}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
             continue
         if status == "error":
-            text = _message(detail).split("; ")[0].replace(": the host backend does not support it yet", "")
+            text = _message(detail).split("; ")[0].replace(f": {UNSUPPORTED}", "")
             out[stem] = (text.split(" (")[0] if len(text) > 40 else text)[:60]
         elif status == "mismatch":
             print(f"# {stem}: runs but differs from reference()")

@@ -207,7 +207,7 @@ def test_unsupported_op_raises_emit_error(tmp_path):
     program = _lower(tmp_path, "sig", UNSUPPORTED)
     with pytest.raises(EmitError) as info:
         emit_program(program)
-    assert "'var'" in str(info.value) and "host backend does not support" in str(info.value)
+    assert "'var'" in str(info.value) and "Ascend C emitter does not support" in str(info.value)
     assert info.value.span is not None and info.value.span.line == 8
 
 
