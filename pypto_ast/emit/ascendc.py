@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 from .. import ir
 from ..diagnostics import format_count
@@ -72,6 +73,11 @@ class _Planner:
         self.lines_on = line_directives
         self.budget = budget
         self.source = dict(program.attrs).get("source", f"{program.name}.py")
+        # kernel symbols start with the program's name as a C identifier (legacy bodies are named
+        # by strings such as "MATMUL#2")
+        self.symbol = re.sub(r"\W", "_", program.name)
+        if not self.symbol or self.symbol[0].isdigit():
+            self.symbol = "k_" + self.symbol
         self.params = {p.name: p for p in program.params}
         self.buffers: list[gm.Buffer] = []
         self.named: dict[str, gm.Buffer] = {}
@@ -391,7 +397,7 @@ class _BlockPlanner:
     def seg(self) -> Segment:
         if self.cur is None:
             self.nseg += 1
-            name = f"{self.P.p.name}_{self.block.name}_k{self.nseg}"
+            name = f"{self.P.symbol}_{self.block.name}_k{self.nseg}"
             self.cur = Segment(name=name, label=f"{self.block.name} kernel {self.nseg}")
         return self.cur
 
@@ -480,10 +486,10 @@ class _BlockPlanner:
             self.env[op.results[0]] = gm.view(g, tuple(op.attr("offsets")), shape, valid, span, named)
             self._check_view(src, g, named, tuple(op.attr("offsets")), shape, valid, span)
             return
-        if code == "reshape":
+        if code in ("reshape", "unsqueeze"):
             g = self.gval_of(op.operands[0], span)
-            shape = gm.static_dims(op.types[0].shape, span, "reshape")
-            self.env[op.results[0]] = gm.reshape(g, shape, span)
+            shape = gm.static_dims(op.types[0].shape, span, code)
+            self.env[op.results[0]] = (gm.reshape if code == "reshape" else gm.unsqueeze)(g, shape, span)
             return
         if code == "assemble":
             self.assemble(op)
@@ -762,7 +768,7 @@ class _BlockPlanner:
         go = gm.whole(out, span)
         self.close()
         self.nseg += 1
-        name = f"{self.P.p.name}_{self.block.name}_tr{self.nseg}"
+        name = f"{self.P.symbol}_{self.block.name}_tr{self.nseg}"
         args = dict(name=name, dtype=g.dtype, batch=max(1, math.prod(g.shape[:-2])), rows=rows, cols=cols,
                     lds=g.ld, ldd=rows, stride_s=rows * g.ld, stride_d=rows * cols,
                     label=f"{self.block.name}: {what}", span=span)
@@ -810,7 +816,7 @@ class _BlockPlanner:
 
         cube = op.cube_tile or ((64, 64), (64, 64), (64, 64))
         spec = MatmulSpec(
-            kernel=f"{self.P.p.name}_{self.block.name}_mm{self.nseg + 1}", a_dtype=ga.dtype, b_dtype=gb.dtype,
+            kernel=f"{self.P.symbol}_{self.block.name}_mm{self.nseg + 1}", a_dtype=ga.dtype, b_dtype=gb.dtype,
             c_dtype=out.dtype, m=m, n=n, k=k, lda=ga.ld, ldb=gb.ld, ldc=gc.ld, trans_a=ta, trans_b=tb,
             batch=batch, batch_stride_a=bstride(ga), batch_stride_b=bstride(gb), batch_stride_c=m * n if batch > 1 else 0,
             base_m=cube[0][0], base_n=cube[2][0], base_k=cube[1][0], bias=len(gs) == 3,

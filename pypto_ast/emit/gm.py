@@ -247,6 +247,15 @@ def reshape(src: GVal, shape: tuple, span) -> GVal:
     return GVal(src.buf, src.offset, rows, cols, cols, C(rows), C(cols), src.dtype, tuple(shape))
 
 
+def unsqueeze(src: GVal, shape: tuple, span) -> GVal:
+    """``src`` with a size-1 axis inserted (``shape``: the result's).  Before the last axis the
+    2-D form ``[prod(leading), last]`` is unchanged, so a strided or partially valid value keeps
+    its layout and valid extent; a new last axis makes every element a row (a reshape)."""
+    if src.shape and shape[-1] == src.shape[-1]:  # the same [prod(leading), last] form
+        return GVal(src.buf, src.offset, src.rows, src.cols, src.ld, src.vr, src.vc, src.dtype, tuple(shape))
+    return reshape(src, shape, span)
+
+
 def valid_dims(vr, vc, shape: tuple):
     """The N-D valid extent of a value of static ``shape`` whose 2-D form has ``vr x vc`` valid,
     or None when the 2-D form does not say it (a partial row count of a rank-3 value)."""

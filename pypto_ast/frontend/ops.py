@@ -406,6 +406,9 @@ def make_view(ctx, src: Tensor, shape: list, offsets: list, valid=None) -> Tenso
         if valid is None and None not in (s, o, d) and (o < 0 or o + s > d):
             raise OpError(f"pypto.view: axis {axis} covers [{o}, {o + s}) outside the tensor's extent {d}; "
                           "pass valid_shape= for a partial block")
+    if isinstance(valid, (list, tuple)) and len(valid) != len(shape):
+        raise OpError(f"pypto.view: valid_shape {shape_text(valid)} must have the rank of the view's shape "
+                      f"{shape_text(shape)} (pypto raises FeError)")
     attrs = {"shape": tuple(shape), "offsets": tuple(offsets)}
     if valid is not None:
         attrs["valid_shape"] = tuple(valid)

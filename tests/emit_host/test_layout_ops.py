@@ -1,0 +1,95 @@
+"""Layout ops and names the emitter met in real code: ``unsqueeze`` (a view of the same data,
+strided and partially valid values included), legacy kernels named by any string (``"MATMUL#2"``),
+and a ``valid_shape`` whose rank is not the view's (pypto raises FeError: a located diagnostic)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from pypto_ast import live, pipeline
+from support import needs_cxx, write
+
+UNSQUEEZE = '''
+import pypto
+
+F32 = pypto.DT_FP32
+
+
+@pypto.frontend.jit
+def lead(x: pypto.Tensor((8, 64), F32), out: pypto.Tensor((1, 8, 64), F32)):
+    pypto.set_vec_tile_shapes(1, 4, 64)
+    out[:] = pypto.unsqueeze(x, 0) * 2.0 + 1.0
+
+
+@pypto.frontend.jit
+def middle(x: pypto.Tensor((16, 64), F32), out: pypto.Tensor((4, 1, 32), F32)):
+    pypto.set_vec_tile_shapes(4, 1, 32)
+    part = pypto.view(x, [4, 32], [2, 16])  # a strided view: rows 64 apart
+    out[:] = pypto.exp(pypto.unsqueeze(part, 1))
+
+
+@pypto.frontend.jit
+def last(x: pypto.Tensor((4, 16), F32), out: pypto.Tensor((4, 16, 1), F32)):
+    pypto.set_vec_tile_shapes(4, 16, 1)
+    out[:] = pypto.unsqueeze(x, 2) - 0.5
+'''
+
+SHAPES = {"lead": ((8, 64), (1, 8, 64)), "middle": ((16, 64), (4, 1, 32)), "last": ((4, 16), (4, 16, 1))}
+EXPECT = {"lead": lambda x: x.unsqueeze(0) * 2.0 + 1.0, "middle": lambda x: torch.exp(x[2:6, 16:48].unsqueeze(1)),
+          "last": lambda x: x.unsqueeze(2) - 0.5}
+
+
+@needs_cxx
+@pytest.mark.parametrize("kernel", sorted(SHAPES))
+def test_unsqueeze_on_both_backends(tmp_path, kernel):
+    module = live.load_module(str(write(tmp_path / "unsq.py", UNSQUEEZE)))
+    x_shape, out_shape = SHAPES[kernel]
+    x = torch.randn(x_shape)
+    for backend in ("interp", "host"):
+        out = torch.full(out_shape, float("nan"))
+        inputs = {"x": x, "out": out}
+        pipeline.run(pipeline.lower(getattr(module, kernel), inputs), inputs, backend)
+        torch.testing.assert_close(out, EXPECT[kernel](x), msg=lambda m: f"{backend}: {m}")
+
+
+LEGACY = '''
+import pypto
+
+x = pypto.tensor([16, 32], pypto.DT_FP32, "x")
+y = pypto.tensor([16, 32], pypto.DT_FP32, "y")
+with pypto.function("ADD#2", x, y):
+    pypto.set_vec_tile_shapes(16, 32)
+    y[:] = x + 1.0
+'''
+
+
+@needs_cxx
+def test_a_legacy_kernel_named_by_any_string_builds(tmp_path):
+    path = write(tmp_path / "legacy_named.py", LEGACY)
+    program = pipeline.lower_file(str(path))
+    files = pipeline.emit(program, "ascendc")
+    kernels = [name for name in files if name.endswith(".cpp") and name != "control.cpp"]
+    assert kernels and all(name[:-4].isidentifier() for name in kernels), kernels
+    assert pipeline.build_host(program).exists()
+
+
+BAD_VALID = '''
+import pypto
+
+
+@pypto.frontend.jit
+def k(x: pypto.Tensor((4, 8), pypto.DT_FP32), y: pypto.Tensor((4, 8), pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(4, 8)
+    y[:] = pypto.view(x, [4, 8], [0, 0], valid_shape=[4])
+'''
+
+
+def test_a_valid_shape_of_another_rank_is_refused_at_the_view(tmp_path):
+    path = write(tmp_path / "bad_valid.py", BAD_VALID)
+    with pytest.raises(pipeline.KernelErrors) as info:
+        pipeline.lower_file(str(path))
+    assert info.value.code == "PTO106"
+    message, span = info.value.findings[0]
+    assert "valid_shape [4] must have the rank of the view's shape [4, 8]" in message
+    assert span.line == 7
