@@ -192,8 +192,9 @@ class SegmentEmitter:
         for st in s.stores:
             st.kind = self.kind(st.key)
         kinds = {self.kind(k) for k in s.dtype}
-        row_ops = any(op.opcode in REDUCE or op.opcode in ("prod", "expand_clone") for op in s.ops)
-        # Column tiles only where no op needs whole rows (reductions, row/column broadcasts).
+        row_ops = any(op.opcode in REDUCE or op.opcode in ("prod", "expand_clone", "arange") for op in s.ops)
+        # Column tiles only where no op needs whole rows (reductions, row/column broadcasts, arange:
+        # its fill counts from the row's first column).
         tc = Cc
         if s.tile_cols and s.tile_cols < Cc and kinds <= {"F", "S"} and not row_ops:
             tc = min(Cc, -(-s.tile_cols // align) * align)

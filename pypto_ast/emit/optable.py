@@ -1,0 +1,143 @@
+"""The op table: for each op the front end lowers, how the Ascend C emitter writes it and how
+the host runtime computes it, per dtype -- or why it does not yet.
+
+Descriptive, and held to the code by ``tests/emit_host/test_optable.py``: every op the front end
+lowers (``frontend/ops.py``) is here exactly once, as ``EMITTED`` (each of its dtypes has a
+kernel in the edge-value suite, ``tests/emit_host/test_edge_semantics.py``, or a named numeric
+test, and every Ascend C call listed appears in the kernels emitted for it), ``LOWERED_INTO``
+(the front end rewrites it into other ops), or ``GAPS`` (the emitter stops at PTO109 naming
+it).  ``python scripts/document_ops.py`` writes the README's coverage table from it.  The
+numeric rules each op follows (NaN, overflow, rounding) are docs/semantics.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Emitted:
+    """``op`` (the front end's name, the IR opcode) on ``dtypes`` (the input's; ``matmul``:
+    ``in->out``): its kernel calls the Ascend C APIs ``ascendc`` (each appears in at least one of
+    its kernels), which the host runtime computes as ``host`` says.  ``cases``: names of
+    edge-value cases (``<case>/<dtype>``) covering it; an op with none (layout, creation) has
+    probe kernels in ``tests/emit_host/test_optable.py``, checked there against torch."""
+
+    op: str
+    dtypes: tuple
+    ascendc: tuple
+    host: str
+    cases: tuple = ()
+
+
+F = ("fp32", "fp16")
+FI = ("fp32", "fp16", "int32")
+_ELEMENTWISE = "runtime/elementwise.cpp"
+_REDUCE = "runtime/reduce.cpp"
+
+EMITTED = (
+    # arithmetic
+    Emitted("add", FI, ("Add", "Adds", "Axpy"), f"{_ELEMENTWISE}: IEEE add (integers wrap); Axpy for alpha",
+            ("add", "add_s", "add_alpha")),
+    Emitted("sub", FI, ("Sub", "Adds", "Axpy"), f"{_ELEMENTWISE}: IEEE subtract; scalar as Adds(-s); Axpy for alpha",
+            ("sub", "sub_s", "rsub_s", "sub_alpha")),
+    Emitted("mul", FI, ("Mul", "Muls"), f"{_ELEMENTWISE}: IEEE multiply (integers wrap)", ("mul", "mul_s", "mul_0")),
+    Emitted("div", F, ("Div", "Muls", "Reciprocal"),
+            f"{_ELEMENTWISE}: IEEE divide; Muls only by an exact power-of-two reciprocal",
+            ("div", "div_s", "div_pow2", "rdiv_s", "div_row", "rdiv_row", "div_col")),
+    Emitted("maximum", FI, ("Max", "Maxs"), f"{_ELEMENTWISE}: IEEE 754-2019 maximum (NaN propagates, -0 < +0)",
+            ("maximum", "max_s", "max_0", "max_row")),
+    Emitted("minimum", FI, ("Min", "Mins"), f"{_ELEMENTWISE}: IEEE 754-2019 minimum", ("minimum", "min_s", "min_0",
+                                                                                      "min_col")),
+    Emitted("clip", F, ("Maxs", "Mins"), f"{_ELEMENTWISE}: Maxs then Mins", ("clip",)),
+    Emitted("neg", FI, ("Muls",), f"{_ELEMENTWISE}: Muls(-1)", ("neg",)),
+    Emitted("abs", F, ("Abs",), f"{_ELEMENTWISE}: exact", ("abs",)),
+    Emitted("relu", F, ("Relu",), f"{_ELEMENTWISE}: Maxs(x, 0)", ("relu",)),
+    Emitted("lrelu", F, ("CompareScalar", "Muls", "Select"), f"{_ELEMENTWISE}: x >= 0 ? x : slope * x", ("lrelu",)),
+    Emitted("reciprocal", F, ("Reciprocal",), f"{_ELEMENTWISE}: IEEE 1 / x", ("reciprocal",)),
+    Emitted("sign", F, ("CompareScalar", "Select", "Add"), f"{_ELEMENTWISE}: (x > 0) - (x < 0)", ("sign",)),
+    # transcendental
+    Emitted("sqrt", F, ("Sqrt",), f"{_ELEMENTWISE}: correctly rounded", ("sqrt",)),
+    Emitted("rsqrt", F, ("Rsqrt",), f"{_ELEMENTWISE}: 1 / sqrt(x) in double", ("rsqrt",)),
+    Emitted("exp", F, ("Exp",), f"{_ELEMENTWISE}: libm exp", ("exp",)),
+    Emitted("log", F, ("Ln",), f"{_ELEMENTWISE}: libm log", ("log",)),
+    Emitted("exp2", F, ("Muls", "Exp"), "composed: exp(x * ln 2), fp16 widened to fp32", ("exp2",)),
+    Emitted("log2", F, ("Ln", "Muls"), "composed: ln(x) / ln 2", ("log2",)),
+    Emitted("log10", F, ("Ln", "Muls"), "composed: ln(x) / ln 10", ("log10",)),
+    Emitted("expm1", F, ("Exp", "Ln", "Div", "Select"), "composed: Kahan's (u - 1) / ln(u) * x", ("expm1",)),
+    Emitted("log1p", F, ("Ln", "Div", "Select"), "composed: Kahan's ln(u) / (u - 1) * x", ("log1p",)),
+    Emitted("sigmoid", ("fp32",), ("Exp", "Adds", "Div"), "composed: 1 / (1 + exp(-x))", ("sigmoid",)),
+    Emitted("sin", ("fp32",), ("Cast", "Mul", "Select"), "composed: three-part pi/2 reduction, Taylor polynomials",
+            ("sin",)),
+    Emitted("cos", ("fp32",), ("Cast", "Mul", "Select"), "composed: as sin, the other quadrant", ("cos",)),
+    Emitted("pow", F, ("Mul", "Reciprocal", "Sqrt", "Rsqrt", "Exp", "Ln", "Abs"),
+            "composed by exponent: torch's special cases, else |x| ** p = exp(p ln|x|) with the sign for odd p",
+            ("pow0", "pow2", "pow3", "pow-1", "pow-2", "pow0.5", "pow-0.5", "pow1.5", "pow4", "pow5", "pow-3")),
+    # rounding
+    Emitted("floor", ("fp32",), ("Cast",), f"{_ELEMENTWISE}: Cast float -> float, CAST_FLOOR", ("floor",)),
+    Emitted("ceil", ("fp32",), ("Cast",), f"{_ELEMENTWISE}: Cast float -> float, CAST_CEIL", ("ceil",)),
+    Emitted("round", ("fp32",), ("Cast",), f"{_ELEMENTWISE}: Cast float -> float, CAST_RINT (half to even)",
+            ("round",)),
+    Emitted("trunc", ("fp32",), ("Cast",), f"{_ELEMENTWISE}: Cast float -> float, CAST_TRUNC", ("trunc",)),
+    # compare and select
+    *(Emitted(op, F, ("Compare", "Select") + (("CompareScalar",) if op in ("gt", "eq") else ()),
+              f"{_ELEMENTWISE}: IEEE compare into a bit mask (CompareScalar for a scalar operand), Select 1/0 "
+              "into bool", (op,) + ((f"{op}_s",) if op in ("gt", "eq") else ()))
+      for op in ("eq", "ne", "lt", "le", "gt", "ge")),
+    Emitted("where", F, ("Compare", "CompareScalar", "Select"), f"{_ELEMENTWISE}: Select by a mask from the bool cond",
+            ("where", "where_s")),
+    # reductions
+    Emitted("sum", ("fp32",), ("ReduceSum", "Add"), f"{_REDUCE}: from +0, a binary tree per 64 elements; over the "
+            "rows Add per tile", ("sum_row", "sum_col")),
+    Emitted("amax", F, ("ReduceMax", "Max"), f"{_REDUCE}: Max folded over the row (NaN anywhere gives NaN)",
+            ("amax_row", "amax_col")),
+    Emitted("amin", F, ("ReduceMin", "Min"), f"{_REDUCE}: Min folded over the row", ("amin_row", "amin_col")),
+    Emitted("prod", ("fp32",), (), f"{_REDUCE}: sequential products from 1 (scalar loop over UB)", ("prod_row",)),
+    # casts
+    Emitted("cast", FI, ("Cast", "Maxs", "Mins", "Select"), f"{_ELEMENTWISE}: Cast with the round mode; finite "
+            "values clamped to +-65504 before fp32 -> fp16",
+            ("cast_f16", "cast_f16_trunc", "cast_f32", "cast_i32_none", "cast_i32_rint", "cast_i32_round",
+             "cast_i32_floor", "cast_i32_ceil")),
+    # matmul (the cube unit)
+    Emitted("matmul", ("fp16->fp16", "fp16->fp32", "fp32->fp32"), ("LoadData", "Mmad", "Fixpipe"),
+            "runtime/cube.cpp: GM -> L1 -> L0A/L0B, Mmad accumulates exactly (double), Fixpipe rounds once",
+            ("matmul", "matmul_bias")),
+    # data movement, layout, creation: their kernels are the probes of tests/emit_host/test_optable.py
+    Emitted("clone", F, (), "runtime/core.cpp: DataCopy GM -> UB -> GM", ("clone",)),
+    Emitted("view", FI, ("DataCopyPad",), "runtime/core.cpp: DataCopyPad of the region (ragged rows and columns)"),
+    Emitted("assemble", FI, ("DataCopyPad",), "runtime/core.cpp: DataCopyPad into the region"),
+    Emitted("reshape", FI, (), "no data movement: the same GM seen with another shape"),
+    Emitted("unsqueeze", FI, (), "no data movement: the same GM seen with another shape"),
+    Emitted("transpose", F, ("DataCopy",), "a transpose kernel (emit/layout.py): rows to columns in UB"),
+    Emitted("concat", FI, ("DataCopy",), "each input copied into its slice of the result"),
+    Emitted("expand_clone", F, ("DataCopy",), "the broadcast row copied into every row of the tile"),
+    Emitted("full", F, ("Duplicate",), "runtime/core.cpp: Duplicate"),
+    Emitted("zeros", F, ("Duplicate",), "runtime/core.cpp: Duplicate(0)"),
+    Emitted("ones", F, ("Duplicate",), "runtime/core.cpp: Duplicate(1)"),
+    Emitted("arange", ("fp32", "int32"), ("SetValue",), "a scalar fill of the row in UB"),
+)
+
+LOWERED_INTO = {
+    "max": ("maximum",),
+    "min": ("minimum",),
+    "rms_norm": ("mul", "sum", "rsqrt"),
+}
+"""Ops the front end rewrites into others (each of those in EMITTED or GAPS)."""
+
+GAPS = {
+    name: "pypto-ast's Ascend C emitter does not support it yet (PTO109)"
+    for name in (
+        "acos", "acosh", "argmax", "argmin", "argsort", "asin", "asinh", "atan", "atan2", "atanh",
+        "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
+        "cbrt", "ceil_div", "conv", "copysign", "cosh", "cumprod", "cumsum", "dequantize", "erf", "erfc",
+        "floor_div", "fmod", "gather", "gcd", "greater", "hypot", "isfinite", "logical_and", "logical_not",
+        "normal", "one_hot", "pad", "prelu", "quantize", "remainder", "scatter", "scatter_update", "signbit",
+        "sinh", "softmax", "tan", "tanh", "topk", "tril", "triu", "uniform", "var",
+    )
+}
+"""Ops the front end lowers that the emitter stops at, with the reason."""
+
+
+def emitted(op: str):
+    """The EMITTED entry of ``op``, or None."""
+    return next((e for e in EMITTED if e.op == op), None)
