@@ -74,8 +74,9 @@ def _requested_tile(program, block_name: str):
 
 
 def check_plan(manifest: dict, soc: Soc | str | None = None, program=None) -> list:
-    """Return findings ``[(message, ir.Span or None)]`` for blocks whose double-buffered UB plan
-    does not fit ``soc``'s UB budget.  ``program`` (the lowered Program) supplies the tile shape
+    """Return findings ``[(message, ir.Span or None)]`` for blocks whose UB plan does not fit
+    ``soc``'s UB budget (double-buffered where that fits, else single-buffered: the tile the
+    kernel asked for is kept, never shrunk silently).  ``program`` (the lowered Program) supplies the tile shape
     the kernel asked for and its source location."""
     soc = soc if isinstance(soc, Soc) else get_soc(soc)
     budget = soc.ub_budget
@@ -99,8 +100,9 @@ def check_plan(manifest: dict, soc: Soc | str | None = None, program=None) -> li
         else:
             hint = f"even one row of {tcols} elements needs {_kib(per_row)}: split the last dimension"
         findings.append((
-            f"UB budget: kernel {k['kernel']} of block {k['block']} with {what} needs {_kib(planned)} of UB with "
-            f"double buffering ({_kib(per_row)} per row of {tcols}), over the {_kib(budget)} per AIV of {soc.name} "
+            f"UB budget: kernel {k['kernel']} of block {k['block']} with {what} needs {_kib(planned)} of UB "
+            f"{'even single-buffered' if k.get('buffers') == 1 else 'with double buffering'} ({_kib(per_row)} per "
+            f"row of {tcols}), over the {_kib(budget)} per AIV of {soc.name} "
             f"({_kib(soc.ub)} UB minus {_kib(soc.ub_reserved)} reserved); change the tile shape {shape}: {hint}",
             span))
     return findings

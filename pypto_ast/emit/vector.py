@@ -208,9 +208,13 @@ class SegmentEmitter:
         # at most 8 VECOUT queue buffers (§5.1): further outputs leave through TBufs with manual sync
         self.qstores = s.stores if len(s.stores) <= 8 else s.stores[:7]
         self.xstores = [st for st in s.stores if st not in self.qstores]
+        self.single = False  # queue buffers single, not double (a tile that fits UB only so)
         if s.tile_rows:  # the tile the kernel asked for; soc.check_plan reports it if it does not fit
             tr = max(1, min(s.tile_rows, R))
             self._plan_ub(tr)
+            if self.ub_bytes > self.budget:  # pypto's rule is that the live tiles fit UB: give up the overlap
+                self.single = True
+                self._plan_ub(tr)
         else:  # no tile set: the most rows that fit
             tr = R
             while True:
@@ -318,7 +322,7 @@ class SegmentEmitter:
         self.ub_bytes = q + nslots * self.slot_bytes + self.work_bytes
 
     def _nbuf(self, n: int) -> int:
-        return 2 if n <= 4 else 1
+        return 2 if n <= 4 and not self.single else 1
 
     def _can_home(self, st: Store) -> bool:
         return st.kind in ("F", "R") and st.gval.dtype != "bool"
@@ -543,7 +547,7 @@ class SegmentEmitter:
               f"    op.Init(&pipe, {', '.join(f't{r.field}' for r in regions)}, tiling);", "    op.Process();", "}"]
         info = {"kernel": s.name, "kind": "vector", "block": s.label.split()[0], "file": f"{s.name}.cpp",
                 "shape": [R, Cc], "tile_rows": tr, "tile": [tr, self.tc], "tiles": nt, "num_blocks": 1 if s.single_core else min(nt, MAX_CORES),
-                "ub_bytes": self.ub_bytes,
+                "ub_bytes": self.ub_bytes, "buffers": 1 if self.single else 2,
                 "tiling": [{"index": r.field, "tensor": r.gval.buf.name, "buffer_kind": r.gval.buf.kind,
                             "dir": "in" if r in s.loads else "out"} for r in regions]}
         return "\n".join(L) + "\n", info

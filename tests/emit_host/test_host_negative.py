@@ -95,6 +95,50 @@ def test_ub_budget_overflow_names_the_tile_at_the_op(tmp_path):
     assert not (tmp_path / "gen").exists()
 
 
+SINGLE_BUFFER_TILE = '''
+import pypto
+import torch
+F32 = pypto.DT_FP32
+
+
+@pypto.frontend.jit
+def wide_add(x: pypto.Tensor((48, 512), F32), y: pypto.Tensor((48, 512), F32), out: pypto.Tensor((48, 512), F32)):
+    pypto.set_vec_tile_shapes(24, 512)
+    out[:] = x + y * 2.0
+
+
+def example_inputs():
+    g = torch.Generator().manual_seed(5)
+    return {"x": torch.randn(48, 512, generator=g), "y": torch.randn(48, 512, generator=g),
+            "out": torch.zeros(48, 512)}
+
+
+def reference(x, y, out):
+    return {"out": x + y * 2.0}
+'''
+
+
+def test_a_tile_that_fits_ub_only_single_buffered_keeps_its_shape_and_runs(tmp_path):
+    """pypto's rule is that a subgraph's live tiles fit UB (pypto-dsl.md, tile shapes): a [24, 512]
+    fp32 tile of two inputs and an output needs 288 KiB double-buffered, 144 KiB single-buffered.
+    The kernel keeps the tile the user set, with single queue buffers, and computes the same."""
+    module, kernel = _load(_write(tmp_path, "wide.py", SINGLE_BUFFER_TILE))
+    program = pipeline.lower(kernel, module.example_inputs())
+    files = pipeline.emit(program, "ascendc")
+    [info] = json.loads(files["manifest.json"])["kernels"]
+    assert info["buffers"] == 1 and info["tile"] == [24, 512] and info["ub_bytes"] <= 184 * 1024, info
+    assert "InitBuffer(q0, 1," in files[info["file"]]
+    for backend in ("interp", "host"):
+        lines: list[str] = []
+        assert run_and_compare(module, kernel, module.example_inputs(), backend=backend, echo=lines.append) == 0, lines
+
+
+def test_a_tile_over_ub_even_single_buffered_is_refused_saying_so(tmp_path):
+    module, kernel = _load(_write(tmp_path, "big.py", BIG_TILE))
+    with pytest.raises(pipeline.KernelErrors, match="even single-buffered"):
+        pipeline.emit(pipeline.lower(kernel, module.example_inputs()), "ascendc")
+
+
 def test_ub_budget_overflow_is_kernel_errors_with_a_span(tmp_path):
     module, kernel = _load(_write(tmp_path, "big.py", BIG_TILE))
     program = pipeline.lower(kernel, module.example_inputs())
