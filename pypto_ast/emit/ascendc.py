@@ -266,6 +266,7 @@ class _Planner:
         for g in regions:
             fields += [self.cexpr(g.offset, scope, seg.span), self.cexpr(g.vr, scope, seg.span),
                        self.cexpr(g.vc, scope, seg.span), self.cexpr(g.buf.numel, scope, seg.span)]
+        fields += [self.cexpr(g.ld, scope, seg.span) for g in regions if not gm.static_ld(g)]  # after the 4 per region
         self._launch_lines(seg.name, info["num_blocks"], regions, fields, seg.label, depth, seg.span)
 
     def _launch_cube(self, cl, scope: set, depth: int):
@@ -297,8 +298,9 @@ class _Planner:
                 shape = ", ".join("?" if d is None else _count(d) for d in map(gm.const, g.buf.shape))
                 raise EmitError(f"{what} of shape [{shape}] has {_count(n)} elements ({_count(n * size)} bytes): more "
                                 "than int64, the type of GM sizes and offsets, can count", span)
-            counts.append((f"bytes in a row of @{g.buf.name}" if g.buf.kind in ("param", "local") else "bytes in a row",
-                           g.ld * size))
+            if gm.static_ld(g):  # a dynamic one is a real tensor's, which fits
+                counts.append((f"bytes in a row of @{g.buf.name}" if g.buf.kind in ("param", "local") else
+                               "bytes in a row", g.ld * size))
         for what, n in counts:
             if n >= INDEX_LIMIT:
                 raise EmitError(f"a kernel of {_count(n)} {what}: the emitted kernels count rows, columns, the "
@@ -750,7 +752,7 @@ class _BlockPlanner:
     def transpose(self, op: ir.Op):
         span = op.span
         g = self.gval_of(op.operands[0], span)
-        if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols or g.rows < 0:
+        if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols or g.rows < 0 or not gm.static_ld(g):
             unsupported("transpose of a partially valid or dynamic value", span)
         n = len(g.shape)
         dims = tuple(d % n for d in (op.attr("dims") or (n - 2, n - 1)))
@@ -787,7 +789,7 @@ class _BlockPlanner:
         for x, g in zip(ops, gs):
             if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols:
                 unsupported(f"matmul of the partially valid operand {x!r}", span)
-            if g.rows < 0:
+            if g.rows < 0 or not gm.static_ld(g):
                 unsupported(f"matmul of a dynamically shaped operand {x!r}", span)
         ga, gb = gs[0], gs[1]
         ta, tb = bool(op.attr("a_trans")), bool(op.attr("b_trans"))

@@ -45,7 +45,7 @@ class GVal:
     offset: object
     rows: int
     cols: int
-    ld: int
+    ld: object  # the row stride in elements: an int, or an Expr for a tensor with a dynamic last dim
     vr: object
     vc: object
     dtype: str
@@ -154,18 +154,24 @@ def flat2(shape: tuple) -> tuple:
 
 
 def whole(buf: Buffer, span=None) -> GVal:
-    """The whole buffer as a region (its last dim must be static)."""
+    """The whole buffer as a region.  With a dynamic dim its static rows/cols are -1 (kernels
+    read such a tensor through static-shaped views); a dynamic last dim makes the row stride an
+    Expr that each launch evaluates."""
     if not buf.shape:
         unsupported(f"rank-0 tensor @{buf.name}", span)
-    ld = const(buf.shape[-1])
-    if ld is None:
-        unsupported(f"@{buf.name} with a dynamic last dimension", span)
+    last = const(buf.shape[-1])
+    ld = last if last is not None else as_expr(buf.shape[-1])
     rows = C(1)
     for d in buf.shape[:-1]:
         rows = mul(rows, d)
     srows = const(rows)
-    return GVal(buf, C(0), srows if srows is not None else -1, ld, ld, rows, C(ld), buf.dtype,
-                tuple(const(d) if const(d) is not None else -1 for d in buf.shape))
+    return GVal(buf, C(0), srows if srows is not None and last is not None else -1, last if last is not None else -1,
+                ld, rows, as_expr(ld), buf.dtype, tuple(const(d) if const(d) is not None else -1 for d in buf.shape))
+
+
+def static_ld(g: GVal) -> bool:
+    """Whether ``g``'s row stride is known when the kernel is emitted."""
+    return isinstance(g.ld, int)
 
 
 def view(src: GVal, offsets, shape, valid, span, src_is_named: bool) -> GVal:
@@ -181,7 +187,7 @@ def view(src: GVal, offsets, shape, valid, span, src_is_named: bool) -> GVal:
     for k in range(n - 1, -1, -1):
         strides[k] = acc if k < n - 1 else C(1)
         if k == n - 1:
-            acc = C(src.ld)
+            acc = as_expr(src.ld)
         else:
             acc = mul(acc, full[k])
     # rows of the view must be uniformly strided by the source's row stride
@@ -239,7 +245,7 @@ def _flat_valid(valid: tuple, shape: tuple, span):
 
 def reshape(src: GVal, shape: tuple, span) -> GVal:
     """A contiguous GM value seen with another static shape (no data movement)."""
-    if src.rows > 1 and src.ld != src.cols:
+    if src.rows > 1 and (not static_ld(src) or src.ld != src.cols):
         unsupported("reshape of a strided view (rows not contiguous)", span)
     if const(src.vr) != src.rows or const(src.vc) != src.cols:
         unsupported("reshape of a partially valid value", span)

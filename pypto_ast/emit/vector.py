@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from .. import ir
 from ..ir.casts import saturates
 from .errors import EmitError, unsupported
+from . import gm
 from .gm import GVal
 
 CTYPE = {"fp32": "float", "fp16": "half", "int32": "int32_t", "bool": "uint8_t"}
@@ -404,12 +405,14 @@ class SegmentEmitter:
              "    return static_cast<uint16_t>(left <= 0 ? 0 : (left < static_cast<int64_t>(nr) ? left : nr));",
              "}", ""]
         nf = len(regions)
-        L.append(f"// tiling: int64 x {4 * nf}; per GM region k: [4k] element offset, [4k+1] valid rows, "
-                 "[4k+2] valid cols, [4k+3] elements in the buffer")
+        strided = [r for r in regions if not gm.static_ld(r.gval)]  # row strides known per launch
+        L.append(f"// tiling: int64 x {4 * nf + len(strided)}; per GM region k: [4k] element offset, [4k+1] valid rows, "
+                 "[4k+2] valid cols, [4k+3] elements in the buffer" +
+                 (f"; then the row stride of each region of a dynamic last dimension" if strided else ""))
         for r in regions:
             d = "in " if r in s.loads else "out"
-            L.append(f"//   region {r.field}: {d} @{r.gval.buf.name} [{r.gval.rows}, {r.gval.cols}] ld {r.gval.ld} "
-                     f"({r.kind})")
+            ld = r.gval.ld if gm.static_ld(r.gval) else f"ld{r.field} (per launch)"
+            L.append(f"//   region {r.field}: {d} @{r.gval.buf.name} [{r.gval.rows}, {r.gval.cols}] ld {ld} ({r.kind})")
         args = ", ".join(f"GM_ADDR t{r.field}" for r in regions)
         cls = f"Kernel_{s.name}"
         L += [f"class {cls} {{", "public:",
@@ -422,6 +425,8 @@ class SegmentEmitter:
             L.append(f"        vr{k} = static_cast<int64_t>(((__gm__ int64_t*)tiling)[{4 * k + 1}]);")
             L.append(f"        vc{k} = static_cast<uint32_t>(((__gm__ int64_t*)tiling)[{4 * k + 2}]);")
             L.append(f"        g{k}.SetGlobalBuffer((__gm__ {ct}*)t{k}, static_cast<uint64_t>(((__gm__ int64_t*)tiling)[{4 * k + 3}]));")
+        for j, r in enumerate(strided):
+            L.append(f"        ld{r.field} = static_cast<uint64_t>(((__gm__ int64_t*)tiling)[{4 * nf + j}]);")
         for r in self.per_tile:
             L.append(f"        pipe->InitBuffer(q{r.field}, {self._nbuf(len(self.per_tile))}, "
                      f"{self._buf_bytes(r.kind, r.gval.dtype, tr)});")
@@ -542,6 +547,8 @@ class SegmentEmitter:
         L.append("    uint64_t " + ", ".join(f"off{r.field}" for r in regions) + ";")
         L.append("    int64_t " + ", ".join(f"vr{r.field}" for r in regions) + ";")
         L.append("    uint32_t " + ", ".join(f"vc{r.field}" for r in regions) + ";")
+        if strided:
+            L.append("    uint64_t " + ", ".join(f"ld{r.field}" for r in strided) + ";  // row strides (elements)")
         L += ["};", "", f'extern "C" __global__ __aicore__ void {s.name}({args}, GM_ADDR tiling)', "{",
               "    AscendC::TPipe pipe;", f"    {cls} op;",
               f"    op.Init(&pipe, {', '.join(f't{r.field}' for r in regions)}, tiling);", "    op.Process();", "}"]
@@ -595,15 +602,16 @@ class SegmentEmitter:
             cols, c0 = f"vc{k}", "0"
         else:  # this column tile's valid columns
             cols, c0 = "PyptoRows(vc%d, c0, nc)" % k, "c0"
-        gm = f"g{k}[off{k} + static_cast<uint64_t>({row0}) * {g.ld}u" + (f" + {c0}" if c0 != "0" else "") + "]"
+        ld = f"{g.ld}u" if gm.static_ld(g) else f"ld{k}"
+        gmem = f"g{k}[off{k} + static_cast<uint64_t>({row0}) * {ld}" + (f" + {c0}" if c0 != "0" else "") + "]"
         ub_gap = "static_cast<uint32_t>(" + f"({ub_row_bytes}u - (len + 31u) / 32u * 32u) / 32u)"  # 32-byte blocks
-        gm_gap = f"{g.ld * es}u - len"  # bytes
+        gm_gap = f"{g.ld * es}u - len" if gm.static_ld(g) else f"static_cast<uint32_t>(ld{k} * {es}u) - len"  # bytes
         what = f"@{g.buf.name} {'GM -> UB' if gm_to_ub else 'UB -> GM'}"
         if gm_to_ub:
-            call = (f"AscendC::DataCopyPad({local}, {gm}, AscendC::DataCopyExtParams{{n, len, {gm_gap}, {ub_gap}, 0}}, "
+            call = (f"AscendC::DataCopyPad({local}, {gmem}, AscendC::DataCopyExtParams{{n, len, {gm_gap}, {ub_gap}, 0}}, "
                     f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, static_cast<{ct}>(0)}});")
         else:
-            call = f"AscendC::DataCopyPad({gm}, {local}, AscendC::DataCopyExtParams{{n, len, {ub_gap}, {gm_gap}, 0}});"
+            call = f"AscendC::DataCopyPad({gmem}, {local}, AscendC::DataCopyExtParams{{n, len, {ub_gap}, {gm_gap}, 0}});"
         return "\n".join([
             f"{ind}{{  // {what}: the tile's valid rows, valid columns of each",
             f"{ind}    const uint16_t n = PyptoRows(vr{k}, {row0}, {nrows});",

@@ -93,3 +93,45 @@ def test_a_valid_shape_of_another_rank_is_refused_at_the_view(tmp_path):
     message, span = info.value.findings[0]
     assert "valid_shape [4] must have the rank of the view's shape [4, 8]" in message
     assert span.line == 7
+
+
+DYNAMIC_COLS = '''
+import pypto
+
+F16 = pypto.DT_FP16
+
+
+@pypto.frontend.jit
+def add_blocks(x: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], F16),
+               y: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], F16),
+               out: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], F16)):
+    pypto.set_vec_tile_shapes(8, 32)
+    rows, cols = x.shape[0], x.shape[1]
+    for m in pypto.loop((rows + 7) // 8):
+        for n in pypto.loop((cols + 31) // 32):
+            vm = pypto.min(8, rows - m * 8)
+            vn = pypto.min(32, cols - n * 32)
+            a = pypto.view(x, [8, 32], [m * 8, n * 32], valid_shape=[vm, vn])
+            b = pypto.view(y, [8, 32], [m * 8, n * 32], valid_shape=[vm, vn])
+            pypto.assemble(a * 2.0 + b, [m * 8, n * 32], out)
+'''
+
+
+@needs_cxx
+@pytest.mark.parametrize("shape", [(8, 32), (13, 50), (3, 100), (17, 7)])
+def test_a_dynamic_last_dimension_is_read_through_static_views(tmp_path, shape):
+    """Row strides known only at the call (a DYNAMIC last dim): each launch passes them in the
+    tiling, the same library serves every width."""
+    module = live.load_module(str(write(tmp_path / "dyncols.py", DYNAMIC_COLS)))
+    g = torch.Generator().manual_seed(1)
+    x, y = torch.randn(shape, generator=g).half(), torch.randn(shape, generator=g).half()
+    for backend in ("interp", "host"):
+        out = torch.full(shape, float("nan"), dtype=torch.float16)
+        inputs = {"x": x, "y": y, "out": out}
+        program = pipeline.lower(module.add_blocks, inputs)
+        if backend == "host":
+            files = pipeline.emit(program, "ascendc")
+            kernel = next(t for n, t in files.items() if n.endswith("_k1.cpp"))
+            assert "(per launch)" in kernel and "ld0 = " in kernel
+        pipeline.run(program, inputs, backend)
+        torch.testing.assert_close(out, (x * 2.0 + y), rtol=1e-3, atol=1e-3, msg=lambda m: f"{backend}: {m}")
