@@ -76,8 +76,9 @@ EMITTED = (
     # rounding
     Emitted("floor", ("fp32",), ("Cast",), f"{_ELEMENTWISE}: Cast float -> float, CAST_FLOOR", ("floor",)),
     Emitted("ceil", ("fp32",), ("Cast",), f"{_ELEMENTWISE}: Cast float -> float, CAST_CEIL", ("ceil",)),
-    Emitted("round", ("fp32",), ("Cast",), f"{_ELEMENTWISE}: Cast float -> float, CAST_RINT (half to even)",
-            ("round",)),
+    Emitted("round", ("fp32",), ("Cast", "Muls", "Div"), f"{_ELEMENTWISE}: Cast float -> float, CAST_RINT (half to "
+            "even); decimals=d: rint(x * 10^d) / 10^d as torch", ("round", "round_d1", "round_d3", "round_d-1",
+                                                                 "round_d-2")),
     Emitted("trunc", ("fp32",), ("Cast",), f"{_ELEMENTWISE}: Cast float -> float, CAST_TRUNC", ("trunc",)),
     # compare and select
     *(Emitted(op, F, ("Compare", "Select") + (("CompareScalar",) if op in ("gt", "eq") else ()),

@@ -330,7 +330,7 @@ class SegmentEmitter:
 
     def _needs_full_work(self) -> bool:
         return any(op.opcode in ("div", "sub", "where", "sign", "pow", "sin", "cos") or op.opcode in COMPARE
-                   for op in self.s.ops)
+                   or (op.opcode == "round" and op.attr("decimals", 0)) for op in self.s.ops)
 
     def _scratch_count(self, op) -> int:
         """Scratch slots of one op: its own, and one more for an fp16 op computed in fp32."""
@@ -794,6 +794,9 @@ class SegmentEmitter:
         if code in ROUNDING:
             if dt != "fp32":
                 unsupported(f"'{code}' on {dt}", span)
+            decimals = int(op.attr("decimals", 0) or 0) if code == "round" else 0
+            if decimals:
+                return out + self._round_decimals(self.ref(ops[0][1]), dst, decimals, n, cm)
             out.append(f"        AscendC::Cast({dst}, {self.ref(ops[0][1])}, AscendC::RoundMode::{ROUNDING[code]}, {n});{cm}")
             return out
         if code in COMPOSED_UNARY or code in ("pow", "sin", "cos"):
@@ -839,6 +842,19 @@ class SegmentEmitter:
             out.append(f"        AscendC::Duplicate({dst}, {lit(_sval(v), dt, span)}, {n});{cm}")
             return out
         unsupported(f"op '{code}'", span)
+
+    def _round_decimals(self, x: str, dst: str, decimals: int, n, cm: str) -> list:
+        """round(x, decimals) as torch computes it in fp32: rint(x * 10^d) / 10^d, or for d < 0
+        rint(x / 10^-d) * 10^-d (docs/semantics.md)."""
+        p, w = lit(10.0 ** abs(decimals), "fp32"), self.work("fp32")
+        rint = f"AscendC::Cast({dst}, {dst}, AscendC::RoundMode::CAST_RINT, {n});"
+        if decimals > 0:
+            body = [f"AscendC::Muls({dst}, {x}, {p}, {n});{cm} round(x, decimals={decimals})", rint,
+                    f"AscendC::Duplicate({w}, {p}, {n});", f"AscendC::Div({dst}, {dst}, {w}, {n});"]
+        else:
+            body = [f"AscendC::Duplicate({w}, {p}, {n});{cm} round(x, decimals={decimals})",
+                    f"AscendC::Div({dst}, {x}, {w}, {n});", rint, f"AscendC::Muls({dst}, {dst}, {p}, {n});"]
+        return ["        " + line for line in body]
 
     def _broadcast_binary(self, code, a, b, res, dt, out, cm, span):
         ka, kb = self.kind(a), self.kind(b)

@@ -128,6 +128,8 @@ def _cases() -> list:
                         atol=SIN_ATOL, limit=2.0 ** 16)
     for op in ("floor", "ceil", "round", "trunc"):
         cases += _unary(op, f"pypto.{op}(x)", ("fp32",))
+    for d in (1, 3, -1, -2):  # torch: rint(x * 10^d) / 10^d in fp32 (10^-d for d < 0)
+        cases += _unary(f"round_d{d}", f"pypto.round(x, decimals={d})", ("fp32",))
     for p in ("0", "2", "3", "-1", "-2"):
         cases += _unary(f"pow{p}", f"pypto.pow(x, {p})")
     for p in ("0.5", "-0.5"):  # Sqrt, Rsqrt: see sqrt
