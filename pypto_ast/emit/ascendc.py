@@ -34,7 +34,7 @@ from ..diagnostics import format_count
 from . import abi, gm
 from .errors import EmitError, unsupported
 from .gm import GVal
-from .vector import CTYPE, ES, REDUCE, VECTOR_OPS, Load, Segment, SegmentEmitter, Store
+from .vector import CTYPE, ES, HONOURED_ATTRS, REDUCE, VECTOR_OPS, Load, Segment, SegmentEmitter, Store
 
 __all__ = ["EmitError", "emit_program", "UB_BUDGET", "CTYPE"]
 
@@ -592,6 +592,9 @@ class _BlockPlanner:
         dt = op.types[0].dtype
         if dt not in SUPPORTED_DTYPES and dt != "bool":
             unsupported(f"op '{op.opcode}' on dtype {dt}", span)
+        for key, value in (op.attrs.items() if isinstance(op.attrs, dict) else op.attrs):
+            if key not in HONOURED_ATTRS.get(op.opcode, ()) and value is not None:
+                unsupported(f"op '{op.opcode}' with {key}={value!r}", span)
         shape2 = self._shape2_of_result(op)
         for x in op.operands:
             if isinstance(x, ir.Value) and x.name in self.nokeep:
@@ -637,6 +640,8 @@ class _BlockPlanner:
                 vr = gm.emin(vr, er)
             if c == shape2[1]:
                 vc = gm.emin(vc, ec)
+        if op.opcode == "full" and op.attr("valid_shape") is not None:  # a created value's own valid extent
+            vr, vc = gm.flat_valid(tuple(op.attr("valid_shape")), gm.static_dims(op.types[0].shape, span, "full"), span)
         self.vext[res] = (vr, vc)
         operands = tuple(ir.Value(self._key(x)) if isinstance(x, (ir.Value, ir.TensorRef)) else x
                          for x in op.operands)

@@ -209,7 +209,7 @@ def view(src: GVal, offsets, shape, valid, span, src_is_named: bool) -> GVal:
             vr = emin(C(rows), emax(C(0), sub(src.vr, _row_of(offsets, shape, full, src))))
             vc = emin(C(cols), emax(C(0), sub(src.vc, offsets[-1])))
     else:
-        vr, vc = _flat_valid(tuple(valid), shape, span)
+        vr, vc = flat_valid(tuple(valid), shape, span)
         if not src_is_named:
             vr = emin(vr, emax(C(0), sub(src.vr, _row_of(offsets, shape, full, src))))
             vc = emin(vc, emax(C(0), sub(src.vc, offsets[-1])))
@@ -228,7 +228,7 @@ def _row_of(offsets, shape, full, src):
     return row
 
 
-def _flat_valid(valid: tuple, shape: tuple, span):
+def flat_valid(valid: tuple, shape: tuple, span):
     n = len(shape)
     vc = valid[-1]
     if n == 1:

@@ -44,6 +44,14 @@ CREATION = ("full", "zeros", "ones")
 VECTOR_OPS = (set(BINARY) | set(COMPARE) | set(DIRECT_UNARY) | set(ROUNDING) | set(REDUCE)
               | set(COMPOSED_UNARY) | set(CREATION) | {"cast", "where", "clone", "expand_clone", "prod", "pow", "arange",
                                                        "sin", "cos"})
+HONOURED_ATTRS = {
+    "add": {"alpha"}, "sub": {"alpha"}, "round": {"decimals"}, "lrelu": {"negative_slope"}, "clip": {"min", "max"},
+    "cast": {"dtype", "mode", "satmode"}, "arange": {"dtype", "start", "step", "stop"},
+    "full": {"dtype", "shape", "value", "valid_shape"}, "zeros": {"dtype", "shape"}, "ones": {"dtype", "shape"},
+    "expand_clone": {"shape"}, **{code: {"dim", "keepdim"} for code in ("sum", "amax", "amin", "prod")},
+}
+"""The attributes the vector emitter reads, per opcode: an op carrying any other is refused (PTO109),
+never emitted as if it were absent (round(x, decimals=1) once came out as round(x))."""
 ROUND_MODES = ("CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC", "CAST_ODD")
 
 

@@ -135,3 +135,52 @@ def test_a_dynamic_last_dimension_is_read_through_static_views(tmp_path, shape):
             assert "(per launch)" in kernel and "ld0 = " in kernel
         pipeline.run(program, inputs, backend)
         torch.testing.assert_close(out, (x * 2.0 + y), rtol=1e-3, atol=1e-3, msg=lambda m: f"{backend}: {m}")
+
+
+UNREAD_ATTR = """program k(@x: tensor<8x64xfp32>, @out: tensor<8x64xfp32> out) paths=1 {
+  loop i = 0 to 1 step 1 name=l kind=implicit unroll=1 submit_before_loop=false {
+    block b0 {
+      %0 = exp(%x_in) {base = 2} : tensor<8x64xfp32> tile [8, 64] loc(5:4-5:20)
+      assemble(%0, @out) {offsets = [0, 0]} loc(6:4-6:10)
+    }
+  }
+}
+""".replace("%x_in", "@x")
+
+
+def test_an_attribute_the_emitter_does_not_read_is_refused_not_ignored():
+    """round(x, decimals=1) was once emitted as round(x): an op's attribute the emitter has no
+    code for stops it at PTO109 naming it (vector.HONOURED_ATTRS)."""
+    from pypto_ast.ir.parser import parse_program
+
+    with pytest.raises(pipeline.KernelErrors) as info:
+        pipeline.emit(parse_program(UNREAD_ATTR), "ascendc")
+    assert info.value.code == "PTO109"
+    assert "op 'exp' with base=2" in info.value.findings[0][0]
+
+
+FULL_VALID = '''
+import pypto
+
+F32 = pypto.DT_FP32
+
+
+@pypto.frontend.jit
+def partial_fill(x: pypto.Tensor((8, 32), F32), out: pypto.Tensor((8, 32), F32)):
+    pypto.set_vec_tile_shapes(8, 32)
+    t = pypto.full([8, 32], 2.0, F32, valid_shape=[5, 20])
+    out[:] = t + x
+'''
+
+
+@needs_cxx
+def test_full_with_a_valid_shape_writes_only_its_valid_region(tmp_path):
+    module = live.load_module(str(write(tmp_path / "full_valid.py", FULL_VALID)))
+    x = torch.randn(8, 32)
+    want = torch.full((8, 32), -7.0)
+    want[:5, :20] = x[:5, :20] + 2.0
+    for backend in ("interp", "host"):
+        out = torch.full((8, 32), -7.0)
+        inputs = {"x": x, "out": out}
+        pipeline.run(pipeline.lower(module.partial_fill, inputs), inputs, backend)
+        torch.testing.assert_close(out, want, msg=lambda m: f"{backend}: {m}")
