@@ -32,6 +32,7 @@ import re
 from .. import ir
 from ..diagnostics import format_count
 from . import abi, gm
+from .axes import split_axis_reductions
 from .errors import EmitError, unsupported
 from .gm import GVal
 from .vector import CTYPE, ES, HONOURED_ATTRS, REDUCE, VECTOR_OPS, Load, Segment, SegmentEmitter, Store
@@ -438,12 +439,14 @@ class _BlockPlanner:
     # -- the walk ------------------------------------------------------------------------
     def run(self):
         self._ir_shape = {}
-        for op in self.block.ops:
+        named = {name: tuple(gm.const(d) for d in b.shape) for name, b in self.P.named.items()}
+        ops = split_axis_reductions(self.block.ops, {n: s for n, s in named.items() if None not in s})
+        for op in ops:
             for r, t in zip(op.results, op.types):
                 dims = tuple(gm.const(d) for d in t.shape)
                 if None not in dims:
                     self._ir_shape[r] = dims
-        for op in self.block.ops:
+        for op in ops:
             self.op(op)
         # values needed by later blocks or returned: to GM
         for name in list(self.ub):
@@ -702,12 +705,14 @@ class _BlockPlanner:
             dt, rows, cols, shape = g0.dtype, g0.rows, g0.cols, g0.shape
         if dt != buf.dtype:
             raise EmitError(f"assemble: dtype {dt} into @{buf.name} of {buf.dtype}", span)
-        if name in self.nokeep:
-            shape = (rows,)
+        if name in self.nokeep:  # its N-D shape: the source's without the last axis
+            shape = self._ir_shape.get(name, (rows,))
         region = gm.view(gm.whole(buf, span), offsets, shape, None, span, True)
         if name in self.nokeep:  # one value per row, stored contiguously
-            if region.rows != 1 or region.cols != rows:
-                unsupported(f"storing the keepdim=False reduction %{name} other than into a 1-D region", span)
+            contiguous = region.rows == 1 or (gm.static_ld(region) and region.ld == region.cols)
+            if region.rows * region.cols != rows or not contiguous:
+                unsupported(f"storing the keepdim=False reduction %{name} into a region whose rows are not "
+                            "contiguous", span)
             region = GVal(region.buf, region.offset, rows, 1, 1, gm.C(rows), gm.C(1), region.dtype, region.shape)
         if name not in self.ub:  # a GM value: copy it through UB
             seg = self.seg()

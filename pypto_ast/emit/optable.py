@@ -89,7 +89,7 @@ EMITTED = (
             ("where", "where_s")),
     # reductions
     Emitted("sum", ("fp32",), ("ReduceSum", "Add"), f"{_REDUCE}: from +0, a binary tree per 64 elements; over the "
-            "rows Add per tile", ("sum_row", "sum_col")),
+            "rows Add per tile; over an inner axis the rows of each slice (emit/axes.py)", ("sum_row", "sum_col")),
     Emitted("amax", F, ("ReduceMax", "Max"), f"{_REDUCE}: Max folded over the row (NaN anywhere gives NaN)",
             ("amax_row", "amax_col")),
     Emitted("amin", F, ("ReduceMin", "Min"), f"{_REDUCE}: Min folded over the row", ("amin_row", "amin_col")),

@@ -219,7 +219,11 @@ def test_column_reduction_accumulates_on_one_core(tmp_path):
     assert manifest["kernels"][0]["num_blocks"] == 1
 
 
-def test_column_reduction_without_keepdim_is_an_emit_error(tmp_path):
-    with pytest.raises(EmitError, match="without keepdim"):
-        emit_program(_lower(tmp_path, "colsum2", NO_KEEPDIM.replace("keepdim=True", "keepdim=False")
-                            .replace("(1, 64)", "(64,)")))
+def test_column_reduction_without_keepdim_is_the_same_row(tmp_path):
+    """[1, C] and [C] hold the same data: a reduction over the rows without keepdim is the
+    keepdim one reshaped (emit/axes.py)."""
+    program = _lower(tmp_path, "colsum2", NO_KEEPDIM.replace("keepdim=True", "keepdim=False").replace("(1, 64)", "(64,)"))
+    x = torch.randn(16, 64)
+    out = torch.full((64,), float("nan"))
+    pipeline.run(program, {"x": x, "out": out}, "host")
+    torch.testing.assert_close(out, x.sum(0), rtol=1e-5, atol=1e-5)
