@@ -250,8 +250,8 @@ class _Planner:
                                                          ("elements written", a["batch"] * a["stride_d"])))
             text, info = emit_transpose_kernel(budget=self.budget, **seg.args)
             src, dst = seg.regions
-            fields = [self.cexpr(src.offset, scope, seg.span), self.cexpr(src.buf.numel, scope, seg.span),
-                      self.cexpr(dst.offset, scope, seg.span), self.cexpr(dst.buf.numel, scope, seg.span)]
+            fields = [self.cexpr(e, scope, seg.span) for e in (src.offset, src.buf.numel, dst.offset, dst.buf.numel,
+                                                                 src.vr, src.vc, src.ld)]
             return self._launch_fixed(seg.name, text, info, seg.regions, fields, seg.label, scope, depth, seg.span)
         em = SegmentEmitter(seg, self.source, self.lines_on, self.budget)
         try:
@@ -284,6 +284,8 @@ class _Planner:
         regions = cl.regions
         info = dict(info, kind="cube")
         fields = [self.cexpr(g.offset, scope, cl.span) for g in regions]
+        if spec.valid_batches:
+            fields.append(self.cexpr(cl.valid_batches, scope, cl.span))
         self._launch_fixed(cl.name, text, info, regions, fields, cl.label, scope, depth, cl.span)
 
     def _check_extents(self, regions, span, counts):
@@ -380,6 +382,14 @@ class _Planner:
               "    PyptoArgs args{tensors, scalars, dims};",
               "    return pypto_host::RunGuarded(pypto_body, &args);", "}"]
         return "\n".join(L) + "\n"
+
+
+def _whole_matrices(g: GVal):
+    """For a batch of matrices (``g``'s last two axes) whose valid data is a number of whole
+    matrices (all columns valid, the valid rows a multiple of a matrix's rows): that number as an
+    Expr; else None."""
+    rows, cols = g.shape[-2], g.shape[-1]
+    return gm.quotient(g.vr, rows) if gm.const(g.vc) == cols else None
 
 
 class _BlockPlanner:
@@ -762,7 +772,8 @@ class _BlockPlanner:
     def transpose(self, op: ir.Op):
         span = op.span
         g = self.gval_of(op.operands[0], span)
-        if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols or g.rows < 0 or not gm.static_ld(g):
+        one_matrix = math.prod(g.shape[:-2]) == 1  # its valid extent and row stride are the kernel's per launch
+        if g.rows < 0 or (not one_matrix and (_whole_matrices(g) is None or not gm.static_ld(g))):
             unsupported("transpose of a partially valid or dynamic value", span)
         n = len(g.shape)
         dims = tuple(d % n for d in (op.attr("dims") or (n - 2, n - 1)))
@@ -777,12 +788,18 @@ class _BlockPlanner:
         rows, cols = g.shape[-2], g.shape[-1]
         oshape = tuple(g.shape[:-2]) + (cols, rows)
         out = self.P.new_ws(g.dtype, oshape, returned)
-        go = gm.whole(out, span)
+        whole = gm.whole(out, span)
+        batch = max(1, math.prod(g.shape[:-2]))
+        if batch == 1:  # a matrix's valid [vr, vc] becomes [vc, vr]
+            vr, vc = g.vc, g.vr
+        else:  # the valid matrices, whole: as many valid rows of the result, of all its columns
+            vr, vc = gm.mul(_whole_matrices(g), gm.C(cols)), gm.C(rows)
+        go = GVal(whole.buf, whole.offset, whole.rows, whole.cols, whole.ld, vr, vc, whole.dtype, whole.shape)
         self.close()
         self.nseg += 1
         name = f"{self.P.symbol}_{self.block.name}_tr{self.nseg}"
-        args = dict(name=name, dtype=g.dtype, batch=max(1, math.prod(g.shape[:-2])), rows=rows, cols=cols,
-                    lds=g.ld, ldd=rows, stride_s=rows * g.ld, stride_d=rows * cols,
+        args = dict(name=name, dtype=g.dtype, batch=batch, rows=rows, cols=cols, ldd=rows,
+                    stride_s=rows * g.ld if batch > 1 else 0, stride_d=rows * cols,
                     label=f"{self.block.name}: {what}", span=span)
         self.done.append(_LayoutLaunch(name, args, [g, go], span, f"{self.block.name} {what}"))
         return go
@@ -796,16 +813,21 @@ class _BlockPlanner:
         if len(ops) not in (2, 3):
             unsupported(f"matmul with {len(ops)} operands", span)
         gs = [self.gval_of(x, span) for x in ops]
-        for x, g in zip(ops, gs):
-            if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols:
-                unsupported(f"matmul of the partially valid operand {x!r}", span)
+        valid_batches = []  # Exprs: how many matrices of a partially valid batched operand hold data
+        for i, (x, g) in enumerate(zip(ops, gs)):
             if g.rows < 0 or not gm.static_ld(g):
                 unsupported(f"matmul of a dynamically shaped operand {x!r}", span)
+            if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols:
+                whole = _whole_matrices(g) if i < 2 and math.prod(g.shape[:-2]) > 1 else None  # a or b, batched
+                if whole is None:
+                    unsupported(f"matmul of the partially valid operand {x!r}", span)
+                valid_batches.append(whole)
         ga, gb = gs[0], gs[1]
         ta, tb = bool(op.attr("a_trans")), bool(op.attr("b_trans"))
         oshape = gm.static_dims(op.types[0].shape, span, "matmul shape")
         sa, sb = ga.shape, gb.shape
-        if len(sa) != len(sb) or len(sa) not in (2, 3):
+        if len(sa) != len(sb) or len(sa) < 2 or (math.prod(sa[:-2]) > 1 and math.prod(sb[:-2]) > 1
+                                                  and sa[:-2] != sb[:-2]):
             unsupported(f"matmul of rank {len(sa)} x {len(sb)} operands", span)
         if ga.dtype == "fp32" and (ta or not tb):  # the cube path reads fp32 as a [m, k] @ b [n, k]^T
             if ta:
@@ -823,8 +845,8 @@ class _BlockPlanner:
         out = self.P.new_ws(op.types[0].dtype, oshape, res in self.P.returned)
         gc = gm.whole(out, span)
 
-        def bstride(g):
-            return 0 if len(g.shape) == 2 or g.shape[0] == 1 else g.shape[-2] * g.ld
+        def bstride(g):  # leading axes are rows of the 2-D form: one stride steps over a matrix
+            return 0 if math.prod(g.shape[:-2]) == 1 else g.shape[-2] * g.ld
 
         cube = op.cube_tile or ((64, 64), (64, 64), (64, 64))
         spec = MatmulSpec(
@@ -832,12 +854,17 @@ class _BlockPlanner:
             c_dtype=out.dtype, m=m, n=n, k=k, lda=ga.ld, ldb=gb.ld, ldc=gc.ld, trans_a=ta, trans_b=tb,
             batch=batch, batch_stride_a=bstride(ga), batch_stride_b=bstride(gb), batch_stride_c=m * n if batch > 1 else 0,
             base_m=cube[0][0], base_n=cube[2][0], base_k=cube[1][0], bias=len(gs) == 3,
-            comment=f"{self.block.name}: %{res} = matmul, line {span.line if span else '?'}")
+            valid_batches=bool(valid_batches), comment=f"{self.block.name}: %{res} = matmul, line {span.line if span else '?'}")
         if len(gs) == 3 and (gs[2].dtype != "fp32" or gs[2].rows * gs[2].cols != n):
             unsupported("a matmul bias other than an fp32 row of n elements", span)
         self.close()
         self.nseg += 1
-        self.done.append(_CubeLaunch(spec, gs + [gc], span, f"{self.block.name} matmul %{res}"))
+        nb = None
+        for e in valid_batches:
+            nb = e if nb is None else gm.emin(nb, e)
+        if nb is not None:  # the result's valid data: the first nb matrices, whole
+            gc = GVal(gc.buf, gc.offset, gc.rows, gc.cols, gc.ld, gm.mul(nb, gm.C(m)), gm.C(n), gc.dtype, gc.shape)
+        self.done.append(_CubeLaunch(spec, gs + [gc], span, f"{self.block.name} matmul %{res}", nb))
         self.env[res] = gc
         self._ir_shape[res] = oshape
 
@@ -853,7 +880,8 @@ class _LayoutLaunch:
 class _CubeLaunch:
     """A matmul kernel in a block's launch order: operands (a, b[, bias]) and the result, all in GM."""
 
-    def __init__(self, spec, regions: list, span, label: str):
+    def __init__(self, spec, regions: list, span, label: str, valid_batches=None):
         self.spec, self.regions, self.span, self.label = spec, regions, span, label
+        self.valid_batches = valid_batches  # an Expr when spec.valid_batches
         self.stores = [regions[-1]]
         self.name = spec.kernel

@@ -65,6 +65,7 @@ class MatmulSpec:
     base_n: int = 64
     base_k: int = 64
     bias: bool = False          # a bias row of n fp32 elements added to every row of c
+    valid_batches: bool = False  # the tiling's last int64: how many matrices hold data (the rest are skipped)
     comment: str = ""
 
 
@@ -213,10 +214,12 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     w("{")
     w("    // Stage 0: batch-0 element offsets from the tiling block, GM views.")
     w("    GlobalTensor<int64_t> tilingGm;")
-    w(f"    tilingGm.SetGlobalBuffer((__gm__ int64_t*)tiling, {len(offsets)});")
+    w(f"    tilingGm.SetGlobalBuffer((__gm__ int64_t*)tiling, {len(offsets) + s.valid_batches});")
     for i, o in enumerate(offsets):
         var = "off" + "".join(x.capitalize() for x in o.split("_")[1:])
         w(f"    const int64_t {var} = tilingGm.GetValue({i});")
+    if s.valid_batches:
+        w(f"    const int64_t validBatches = tilingGm.GetValue({len(offsets)});  // matrices past it are not read")
     w(f"    GlobalTensor<{T}> aGm;")
     w(f"    GlobalTensor<{T}> bGm;")
     w(f"    GlobalTensor<{CT}> cGm;")
@@ -249,6 +252,8 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     w("    // Output tiles (batch x m-tiles x n-tiles) dealt to cores round-robin.")
     w("    for (uint32_t t = static_cast<uint32_t>(GetBlockIdx()); t < kTiles; t += static_cast<uint32_t>(GetBlockNum())) {")
     w("        const uint32_t bi = t / (kTilesM * kTilesN);")
+    if s.valid_batches:
+        w("        if (static_cast<int64_t>(bi) >= validBatches) continue;")
     w("        const uint32_t m0 = (t / kTilesN) % kTilesM * kBaseM;")
     w("        const uint32_t n0 = t % kTilesN * kBaseN;")
     w("        const uint32_t curM = kM - m0 < kBaseM ? kM - m0 : kBaseM;")
@@ -376,7 +381,7 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
         "tiles": p["tiles"],
         "base_tile": (p["bm"], p["bn"], p["bk"]),
         "args": args,
-        "tiling": offsets,
+        "tiling": offsets + (["valid_batches"] if s.valid_batches else []),
         "soc": chip.name,
     }
     return src, info

@@ -264,7 +264,8 @@ def unsqueeze(src: GVal, shape: tuple, span) -> GVal:
 
 def valid_dims(vr, vc, shape: tuple):
     """The N-D valid extent of a value of static ``shape`` whose 2-D form has ``vr x vc`` valid,
-    or None when the 2-D form does not say it (a partial row count of a rank-3 value)."""
+    or None when the 2-D form does not say it (a row count that is not a prefix along the first
+    axis of a rank-3 value)."""
     n = len(shape)
     if n <= 1:
         return (vc,) * n
@@ -272,6 +273,31 @@ def valid_dims(vr, vc, shape: tuple):
         return vr, vc
     if const(vr) == math.prod(shape[:-1]):
         return tuple(C(d) for d in shape[:-1]) + (vc,)
+    lead = quotient(vr, math.prod(shape[1:-1]))  # whole slices of the first axis
+    if lead is not None:
+        return (lead,) + tuple(C(d) for d in shape[1:-1]) + (vc,)
+    return None
+
+
+def quotient(e, m: int):
+    """``e / m`` as an Expr when ``e`` is a multiple of ``m`` by its form (a constant, a product
+    with such a constant, a min or max of such), else None."""
+    e = as_expr(e)
+    if m == 1:
+        return e
+    if const(e) is not None:
+        return C(const(e) // m) if const(e) % m == 0 else None
+    if isinstance(e, ir.BinExpr) and e.op == "*":
+        for x, k in ((e.a, e.b), (e.b, e.a)):
+            if const(k) is not None and const(k) > 0:  # x * k / m = (x / (m / g)) * (k / g)
+                g = math.gcd(const(k), m)
+                q = quotient(x, m // g)
+                if q is not None:
+                    return mul(q, C(const(k) // g))
+    if isinstance(e, ir.BinExpr) and e.op in ("min", "max"):
+        a, b = quotient(e.a, m), quotient(e.b, m)
+        if a is not None and b is not None:
+            return (emin if e.op == "min" else emax)(a, b)
     return None
 
 

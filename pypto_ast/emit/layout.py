@@ -20,12 +20,16 @@ def _pad(n: int, es: int) -> int:
     return -(-n // a) * a
 
 
-def emit_transpose_kernel(name: str, dtype: str, batch: int, rows: int, cols: int, lds: int, ldd: int,
+def emit_transpose_kernel(name: str, dtype: str, batch: int, rows: int, cols: int, ldd: int,
                           stride_s: int, stride_d: int, budget: int, label: str, span=None) -> tuple[str, dict]:
-    """``dst[b][j][i] = src[b][i][j]`` for ``b < batch``, ``i < rows``, ``j < cols``.
+    """``dst[b][j][i] = src[b][i][j]`` for ``b < batch``, ``i < rows``, ``j < cols`` (the valid
+    ones: only those are read and written).
 
-    Arguments ``(GM_ADDR src, GM_ADDR dst, GM_ADDR tiling)``; tiling = int64 element offsets and
-    element counts ``[off_src, n_src, off_dst, n_dst]``."""
+    Arguments ``(GM_ADDR src, GM_ADDR dst, GM_ADDR tiling)``; tiling = int64 ``[off_src, n_src,
+    off_dst, n_dst, vr, vc, lds]``: element offsets and counts, the source's valid extent as
+    the rows of all its matrices flattened (``vr``, matrix ``b`` has ``vr - b * rows`` of them,
+    clipped) by ``vc`` columns, and its row stride (known per launch for a tensor with a dynamic
+    last dimension)."""
     if dtype not in CTYPE:
         unsupported(f"transpose of {dtype}", span)
     ct, es = CTYPE[dtype], ES[dtype]
@@ -45,19 +49,28 @@ def emit_transpose_kernel(name: str, dtype: str, batch: int, rows: int, cols: in
          "    const __gm__ int64_t* tl = (__gm__ int64_t*)tiling;",
          f"    gs.SetGlobalBuffer((__gm__ {ct}*)src, static_cast<uint64_t>(tl[1]));",
          f"    gd.SetGlobalBuffer((__gm__ {ct}*)dst, static_cast<uint64_t>(tl[3]));",
+         f"    const uint32_t vc = tl[5] < 0 ? 0u : (tl[5] < {cols} ? static_cast<uint32_t>(tl[5]) : {cols}u);",
+         "    const uint64_t lds = static_cast<uint64_t>(tl[6]);",
+         f"    const uint32_t inLen = vc * {es}u;  // bytes per row copied in",
          f"    for (uint32_t b = AscendC::GetBlockIdx(); b < {batch}u; b += AscendC::GetBlockNum()) {{",
+         f"        const int64_t left = tl[4] - static_cast<int64_t>(b) * {rows};",
+         f"        const uint32_t vr = left <= 0 ? 0u : (left < {rows} ? static_cast<uint32_t>(left) : {rows}u);",
+         "        if (vr == 0 || vc == 0) continue;",
+         f"        const uint32_t outLen = vr * {es}u;  // bytes per row copied out",
          f"        AscendC::DataCopyPad(a, gs[static_cast<uint64_t>(tl[0]) + b * {stride_s}u], "
-         f"AscendC::DataCopyExtParams{{{rows}, {cols * es}, {(lds - cols) * es}, {(cp * es - -(-cols * es // 32) * 32) // 32}, 0}}, "
+         f"AscendC::DataCopyExtParams{{static_cast<uint16_t>(vr), inLen, static_cast<uint32_t>(lds * {es}u) - inLen, "
+         f"({cp * es}u - (inLen + 31u) / 32u * 32u) / 32u, 0}}, "
          f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, static_cast<{ct}>(0)}});",
          "        AscendC::SetFlag<AscendC::HardEvent::MTE2_S>(0);",
          "        AscendC::WaitFlag<AscendC::HardEvent::MTE2_S>(0);",
-         f"        for (uint32_t i = 0; i < {rows}u; ++i) {{",
-         f"            for (uint32_t j = 0; j < {cols}u; ++j) t.SetValue(j * {rp} + i, a.GetValue(i * {cp} + j));",
+         "        for (uint32_t i = 0; i < vr; ++i) {",
+         f"            for (uint32_t j = 0; j < vc; ++j) t.SetValue(j * {rp} + i, a.GetValue(i * {cp} + j));",
          "        }",
          "        AscendC::SetFlag<AscendC::HardEvent::S_MTE3>(0);",
          "        AscendC::WaitFlag<AscendC::HardEvent::S_MTE3>(0);",
          f"        AscendC::DataCopyPad(gd[static_cast<uint64_t>(tl[2]) + b * {stride_d}u], t, "
-         f"AscendC::DataCopyExtParams{{{cols}, {rows * es}, {(rp * es - -(-rows * es // 32) * 32) // 32}, {(ldd - rows) * es}, 0}});",
+         f"AscendC::DataCopyExtParams{{static_cast<uint16_t>(vc), outLen, ({rp * es}u - (outLen + 31u) / 32u * 32u) / 32u, "
+         f"{ldd * es}u - outLen, 0}});",
          "        AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(0);  // the next matrix may overwrite UB",
          "        AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(0);",
          "    }", "}"]

@@ -184,3 +184,42 @@ def test_full_with_a_valid_shape_writes_only_its_valid_region(tmp_path):
         inputs = {"x": x, "out": out}
         pipeline.run(pipeline.lower(module.partial_fill, inputs), inputs, backend)
         torch.testing.assert_close(out, want, msg=lambda m: f"{backend}: {m}")
+
+
+BATCHED_TAIL = '''
+import pypto
+
+F32 = pypto.DT_FP32
+
+
+@pypto.frontend.jit
+def attention_scores(q: pypto.Tensor([pypto.DYNAMIC, 2, 16, 32], F32), k: pypto.Tensor([pypto.DYNAMIC, 2, 16, 32], F32),
+                     v: pypto.Tensor([pypto.DYNAMIC, 2, 16, 32], F32), out: pypto.Tensor([pypto.DYNAMIC, 2, 16, 32], F32)):
+    pypto.set_vec_tile_shapes(1, 2, 16, 32)
+    pypto.set_cube_tile_shapes([16, 16], [32, 32], [32, 32])
+    b = q.shape[0]
+    for i in pypto.loop((b + 1) // 2):
+        vb = pypto.min(2, b - i * 2)
+        qb = pypto.view(q, [2, 2, 16, 32], [i * 2, 0, 0, 0], valid_shape=[vb, 2, 16, 32])
+        kb = pypto.view(k, [2, 2, 16, 32], [i * 2, 0, 0, 0], valid_shape=[vb, 2, 16, 32])
+        vv = pypto.view(v, [2, 2, 16, 32], [i * 2, 0, 0, 0], valid_shape=[vb, 2, 16, 32])
+        scores = pypto.matmul(qb, pypto.transpose(kb, 2, 3), out_dtype=F32) * 0.125
+        pypto.assemble(pypto.matmul(scores, vv, out_dtype=F32), [i * 2, 0, 0, 0], out)
+'''
+
+
+@needs_cxx
+@pytest.mark.parametrize("batch", [1, 3, 4])
+def test_batched_transpose_and_matmul_of_a_ragged_tail(tmp_path, batch):
+    """The last block of a loop over a DYNAMIC batch holds fewer matrices than the view: the
+    transpose and the cube kernels process the valid ones only (reading past them would read
+    past the tensor), and the results carry that valid extent."""
+    module = live.load_module(str(write(tmp_path / "batched.py", BATCHED_TAIL)))
+    g = torch.Generator().manual_seed(batch)
+    q, k, v = (torch.randn(batch, 2, 16, 32, generator=g) for _ in range(3))
+    want = torch.matmul(torch.matmul(q, k.transpose(2, 3)) * 0.125, v)
+    for backend in ("interp", "host"):
+        out = torch.full((batch, 2, 16, 32), float("nan"))
+        inputs = {"q": q, "k": k, "v": v, "out": out}
+        pipeline.run(pipeline.lower(module.attention_scores, inputs), inputs, backend)
+        torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-4, msg=lambda m: f"{backend}: {m}")

@@ -669,6 +669,22 @@ int main()
     assert "pypto_host::HardwareFault: DeQue: queue is empty" in proc.stderr
 
 
+def test_an_assemble_region_check_without_a_valid_extent_faults_with_a_message(tmp_path):
+    """The control program passes no valid extent when it knows none (the region is the value's
+    whole shape); an out-of-bounds region then faults naming it (it dereferenced the null valid)."""
+    src = r"""
+int main()
+{
+    const int64_t o[3] = {2, 0, 0}, s[3] = {2, 4, 8}, e[3] = {3, 4, 8};
+    pypto_host::CheckRegion(pypto_host::Region::Assemble, "@out", 3, o, s, nullptr, e);
+    return 0;
+}
+"""
+    proc = build_and_run(tmp_path, "region_null_valid", src)
+    assert proc.returncode != 0
+    assert "assemble: region offsets [2, 0, 0] + valid [2, 4, 8] is out of bounds of @out [3, 4, 8]" in proc.stderr
+
+
 # ------------------------------------------------------------------------------------------
 # Enforcement: one program per rule; each must exit 3 with the expected message.
 # ------------------------------------------------------------------------------------------

@@ -167,7 +167,7 @@ void CheckRegion(Region kind, const char* name, int rank, const int64_t* offsets
     const std::string n(name);
     if (kind == Region::Assemble) {
         if (negative || past) {
-            Fault("assemble: region offsets " + Dims(rank, offsets) + " + valid " + Dims(rank, valid) +
+            Fault("assemble: region offsets " + Dims(rank, offsets) + " + valid " + Dims(rank, size) +
                   " is out of bounds of " + n + " " + Dims(rank, extent));
         }
         return;
