@@ -33,6 +33,7 @@ from ..diagnostics import format_count
 from . import abi, gm
 from .errors import EmitError, unsupported
 from .gm import GVal
+from .index import OPS as INDEX_OPS, IndexLaunch, IndexPlanner
 from .vector import CTYPE, ES, REDUCE, VECTOR_OPS, Load, Segment, SegmentEmitter, Store
 
 __all__ = ["EmitError", "emit_program", "UB_BUDGET", "CTYPE"]
@@ -231,6 +232,8 @@ class _Planner:
         return self._add_buffer(f"{kind}{self.ws_count}", kind, dtype, tuple(shape))
 
     def launch(self, seg, scope: set, depth: int):
+        if isinstance(seg, IndexLaunch):
+            return seg.launch(self, scope, depth)
         if isinstance(seg, _CubeLaunch):
             return self._launch_cube(seg, scope, depth)
         if isinstance(seg, _LayoutLaunch):
@@ -386,6 +389,7 @@ class _BlockPlanner:
         self.colreduce: set = set()  # reductions over the rows ([R, C] -> [1, C])
         self.done: list = []  # closed segments, launched in order at the end
         self.checks: list = []  # (span, control-program line): region checks, run before the block's kernels
+        self.index = IndexPlanner(self)  # argmax, sort, gather, scatter, scans: kernels of their own (index.py)
 
     # -- segment management --------------------------------------------------------------
     def seg(self) -> Segment:
@@ -469,6 +473,9 @@ class _BlockPlanner:
 
     def op(self, op: ir.Op):
         code, span = op.opcode, op.span
+        if code in INDEX_OPS or self.index.absorbs(op):
+            self.index.op(op)
+            return
         if code == "view":
             src = op.operands[0]
             named = isinstance(src, ir.TensorRef)
