@@ -26,6 +26,7 @@ cumsum) that the vector copy kernels do not read; otherwise it goes to a GM work
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass, field
 
 from .. import ir
@@ -549,14 +550,17 @@ def _sort_rows(K: _Kernel, x: GVal, out: GVal, descending: bool, k, values: bool
     ct = CTYPE[dt]
     es = ES[dt]
     np_ = -(-x.cols // 32) * 32
-    for name, nbytes in (("x", (32 + np_) * es), ("y", np_ * es), ("iota", np_ * 4), ("off", np_ * 4),
-                         ("sorted", np_ * 8), ("tmp", np_ * 8), ("v", np_ * es), ("si", np_ * 4), ("ri", np_ * 4),
-                         ("rv", np_ * es)):
+    buffers = [("x", (32 + np_) * es, dt), ("iota", np_ * 4, "int32"), ("sorted", np_ * 8, dt), ("tmp", np_ * 8, dt),
+               ("v", np_ * es, dt), ("si", np_ * 4, "int32")]
+    if not descending:  # the reversed row, the Gather offsets, the reversed result
+        buffers += [("y", np_ * es, dt), ("off", np_ * 4, "int32"), ("ri", np_ * 4, "int32")] + \
+            ([("rv", np_ * es, dt)] if values else [])
+    body = []
+    for name, nbytes, bdt in buffers:
         K.buf(name, nbytes)
+        body.append(K.local(name, bdt))
+    body.append("const uint32_t a = 32u / sizeof(" + ct + ");")
     count = "vc0" if k is None else f"{k}u"
-    body = [K.local("x", dt), K.local("y", dt), K.local("iota", "int32"), K.local("off", "int32"),
-            K.local("sorted", dt), K.local("tmp", dt), K.local("v", dt), K.local("si", "int32"), K.local("ri", "int32"),
-            K.local("rv", dt), "const uint32_t a = 32u / sizeof(" + ct + ");"]
     loop = []
     if k is not None:
         loop.append(f'ascendc_assert({k}u <= vc0, "topk: k = %d is outside [1, %d], the valid extent of dim %d", '
@@ -726,14 +730,13 @@ def _scatter(K: _Kernel, x: GVal, idx: GVal, src, value, out: GVal, dim: int, re
         op = "+" if reduce == "add" else "*"
         wide = "float" if dt in ("fp16", "bf16") else ct
         combine = f"static_cast<{ct}>(static_cast<{wide}>(x.GetValue(p)) {op} static_cast<{wide}>(v))"
-    if src is None:
-        scalar = float(value) if dt in ("fp32", "fp16", "bf16") else int(value)
-        if dt in ("fp16", "bf16"):
-            lit = f"static_cast<{ct}>({scalar!r}f)"
-        elif dt == "fp32":
-            lit = f"{scalar!r}f"
+    if src is None:  # the Element rule: the scalar in the tensor's dtype (fp16: rounded from the double once)
+        if dt in ("fp32", "fp16", "bf16"):
+            fmt = {"fp32": "<f", "fp16": "<e", "bf16": "<f"}[dt]
+            scalar = struct.unpack(fmt, struct.pack(fmt, float(value)))[0]
+            lit = f"static_cast<{ct}>({scalar!r}f)" if dt != "fp32" else f"{scalar!r}f"
         else:
-            lit = f"static_cast<{ct}>({scalar})"
+            lit = f"static_cast<{ct}>({int(value)})"
         fetch = f"const {ct} v = {lit};"
     else:
         fetch = f"const {ct} v = s.GetValue(r * {cps}u + j);"
@@ -838,10 +841,10 @@ def _scan(K: _Kernel, x: GVal, out: GVal, groups: int, n: int, m: int, product: 
             walk = ["int64_t acc = 0;", "for (uint32_t j = 0; j < vc0; ++j) {",
                     "    acc += static_cast<int64_t>(x.GetValue(j));", "    o.SetValue(j, acc);", "}"]
         else:
-            walk = [f"for (uint32_t j = 0; j < {m * cpx}u; ++j) {{", "    int64_t acc = 0;",
-                    f"    for (uint32_t r = 0; r < {nvalid}; ++r) {{",
-                    f"        acc += static_cast<int64_t>(x.GetValue(r * {m * cpx}u + j));",
-                    f"        o.SetValue((r * {m}u + j / {cpx}u) * {cpo}u + j % {cpx}u, acc);", "    }", "}"]
+            walk = [f"for (uint32_t t = 0; t < {m}u; ++t) {{", "    for (uint32_t c = 0; c < vc0; ++c) {",
+                    "        int64_t acc = 0;", f"        for (uint32_t r = 0; r < {nvalid}; ++r) {{",
+                    f"            acc += static_cast<int64_t>(x.GetValue((r * {m}u + t) * {cpx}u + c));",
+                    f"            o.SetValue((r * {m}u + t) * {cpo}u + c, acc);", "        }", "    }", "}"]
         loop += ["// int64 sums in a scalar loop: A2 has no int64 Add"] + walk
         K.ops += ["GetValue", "SetValue"]
         K.sync("S_MTE3", loop)

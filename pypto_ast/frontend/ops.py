@@ -814,6 +814,16 @@ def _index_operand(name: str, index: Tensor, x: Tensor, allowed=("int32", "int64
                       f"pypto-{page or name}.md)")
 
 
+def _index_fits(name: str, index: Tensor, other: Tensor, dim, what: str, page: str) -> None:
+    """The op page's ``index.shape[d] <= other.shape[d]`` (for every d but ``dim``)."""
+    if index.shape is None or other.shape is None or len(index.shape) != len(other.shape):
+        return
+    for d, (a, b) in enumerate(zip(index.shape, other.shape)):
+        if d != dim and const_of(a) is not None and const_of(b) is not None and const_of(a) > const_of(b):
+            raise OpError(f"pypto.{name}: the index's dim {d} ({const_of(a)}) exceeds {what}'s ({const_of(b)}) "
+                          f"(op page: pypto-{page}.md)")
+
+
 def op_gather(ctx, name, args, kwargs):
     """gather(input, dim, index): the index's shape, the input's dtype."""
     x = _tensor(_arg(args, kwargs, 0, "input"), "the input of pypto.gather")
@@ -821,6 +831,7 @@ def op_gather(ctx, name, args, kwargs):
     _page_dtype(name, x, _GATHER_DTYPES)
     _index_operand(name, index, x)
     dim = _build_time_dim(name, _arg(args, kwargs, 1, "dim"), x.rank)
+    _index_fits(name, index, x, dim, "the input", "gather")
     return ctx.emit("gather", (x, index), {"dim": dim}, index.shape, x.dtype, tile="vec")
 
 
@@ -837,9 +848,11 @@ def op_scatter(ctx, name, args, kwargs):
     if reduce not in (None, "add", "multiply"):
         raise OpError(f"pypto.{name}: reduce must be None, 'add' or 'multiply', not {reduce!r} "
                       "(op page: pypto-scatter_.md)")
+    _index_fits(name, index, x, dim, "the input", "scatter_")
     if isinstance(src, Tensor):
         if src.dtype is not None and x.dtype is not None and src.dtype != x.dtype:
             raise OpError(f"pypto.{name}: src is {src.dtype.ir}, the input {x.dtype.ir} (op page: pypto-scatter_.md)")
+        _index_fits(name, index, src, None, "src", "scatter_")
     else:
         value = const_of(src.value if isinstance(src, Element) else src)
         if isinstance(value, float) and not math.isfinite(value):

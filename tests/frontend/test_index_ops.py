@@ -61,6 +61,12 @@ def test_dims_are_normalised_at_lowering():
     ("x: pypto.Tensor([4, 32], pypto.DT_FP32), i: pypto.Tensor([4, 32], pypto.DT_INT32), "
      "out: pypto.Tensor([4, 32], pypto.DT_FP32)", "pypto.scatter(x, 0, i, float('inf'))",
      "pypto-scatter_.md", "must be finite"),
+    ("x: pypto.Tensor([4, 32], pypto.DT_FP32), i: pypto.Tensor([4, 40], pypto.DT_INT32), "
+     "out: pypto.Tensor([4, 40], pypto.DT_FP32)", "pypto.gather(x, 0, i)", "pypto-gather.md",
+     "the index's dim 1 (40) exceeds the input's (32)"),
+    ("x: pypto.Tensor([4, 32], pypto.DT_FP32), i: pypto.Tensor([2, 32], pypto.DT_INT32), "
+     "s: pypto.Tensor([1, 32], pypto.DT_FP32), out: pypto.Tensor([4, 32], pypto.DT_FP32)",
+     "pypto.scatter(x, 0, i, s)", "pypto-scatter_.md", "the index's dim 0 (2) exceeds src's (1)"),
     ("x: pypto.Tensor([4], pypto.DT_FP32), out: pypto.Tensor([4, 5], pypto.DT_INT64)",
      "pypto.one_hot(x, 5)", "pypto-one_hot.md", "takes int8/int16/int32/int64, not fp32"),
     ("x: pypto.Tensor([4, 32], pypto.DT_INT32), out: pypto.Tensor([4, 32], pypto.DT_INT32)",
