@@ -130,7 +130,7 @@ class IndexPlanner:
         if g.rows < 0:
             unsupported(f"'{op.opcode}' of a dynamically shaped {what}", op.span)
         if g.dtype not in dtypes:
-            unsupported(f"'{op.opcode}' with a {what} of dtype {g.dtype}", op.span)
+            unsupported(f"'{op.opcode}' on {g.dtype} (its {what})", op.span)
         return g
 
     def _shape(self, op) -> tuple:
@@ -218,6 +218,9 @@ class IndexPlanner:
         K = self._kernel(op, [x])
         largest = op.opcode == "argmax"
         if not m:  # along the last axis: ReduceMax / ReduceMin with calIndex, a row at a time
+            if x.dtype == "fp16" and x.cols > 65535:
+                unsupported(f"'{op.opcode}' of fp16 rows of {x.cols} elements (ReduceMax returns a half's index "
+                            "in 16 bits)", op.span)
             out = self._result(op, *self._unit_valid(op, x, 1), [x])
             K.regions.append(out)
             _argext_rows(K, x, out, largest, rank > 1 and op.attr("keepdim"))
@@ -229,12 +232,16 @@ class IndexPlanner:
         self._launch(op, K, [x], out, min(groups, MAX_CORES))
 
     def _unit_valid(self, op, x: GVal, per_unit: int) -> tuple:
-        """The result's (vr, vc) for one output row of ``per_unit`` values per input row, in the
-        result's own 2-D form (a rank-1 result is one row of them)."""
+        """The result's (vr, vc), in its own 2-D form, for ``per_unit`` values per input row: a row
+        each, one row holding them all (a rank-1 result), or a whole fully valid result."""
         rows, cols = gm.flat2(self._shape(op))
-        if rows == 1 and x.rows > 1:  # [R] results: one row holding every unit's values
+        if cols == per_unit:
+            return x.vr, gm.C(per_unit)
+        if rows == 1:
             return gm.C(1), x.vr
-        return x.vr, gm.C(per_unit) if cols == per_unit else x.vc
+        if gm.const(x.vr) != x.rows:
+            unsupported(f"'{op.opcode}' of a partially valid rank-{len(x.shape)} input without keepdim", op.span)
+        return gm.C(rows), gm.C(cols)
 
     # -- argsort / topk ----------------------------------------------------------------------
     def _sort(self, op):
@@ -481,7 +488,8 @@ def _argext_rows(K: _Kernel, x: GVal, out: GVal, largest: bool, keepdim_rows: bo
     bits = "uint32_t" if dt == "fp32" else "uint16_t"
     oat = _unit_out(K, 1, 1)
     body = [K.local("x", dt), K.local("work", dt), K.local("r", dt), K.local("o", "int32")]
-    loop = [K.copy_in(0, "x", "u", "1", "vc0", cp)]
+    loop = [f'ascendc_assert(vc0 > 0, "{"argmax" if largest else "argmin"} over an empty valid region");',
+            K.copy_in(0, "x", "u", "1", "vc0", cp)]
     K.sync("MTE2_V", loop)
     loop += [K.call("Adds", f"x, x, static_cast<{CTYPE[dt]}>(0.0f), static_cast<int32_t>(vc0)", "-0 -> +0"),
              K.call(red, "r, x, work, static_cast<int32_t>(vc0), true", "value, then the index's bits")]
@@ -518,7 +526,8 @@ def _argext_cols(K: _Kernel, x: GVal, out: GVal, groups: int, n: int, m: int, la
     body = [K.local("x", dt), K.local("best", dt), K.local("t", dt), K.local("idx", "fp32"), K.local("rv", "fp32"),
             K.local("oi", "int32")] + [f"AscendC::LocalTensor<uint8_t> {b} = b_{b}.Get<uint8_t>();" for b in ("ok", "gt", "nan")]
     sel = "AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE"
-    loop = [K.copy_in(0, "x", f"u * {n * m}u", f"{nvalid} * {m}u" if m > 1 else nvalid, "vc0", cp)]
+    loop = [f'ascendc_assert({nvalid} > 0, "{"argmax" if largest else "argmin"} over an empty valid region");',
+            K.copy_in(0, "x", f"u * {n * m}u", f"{nvalid} * {m}u" if m > 1 else nvalid, "vc0", cp)]
     K.sync("MTE2_V", loop)
     loop += [K.call("DataCopy", f"best, x, {V}", "row 0 is the best so far"),
              K.call("Duplicate", f"idx, 0.0f, {V}")]
