@@ -207,6 +207,9 @@ def _index_cases() -> list:
                           (("x", FULL, d), ("i", (2, 30), "int32")), (FULL, d), indices=(("i", C),)))
     cases.append(Case("scatter_s/fp16", "pypto.scatter(x, 1, i, 0.1)", (("x", FULL, "fp16"), ("i", (R, 30), "int64")),
                       (FULL, "fp16"), indices=(("i", C),)))
+    for d in ("fp32", "fp16", "int32"):  # rows of x at index[i][j] take src row i * s + j
+        cases.append(Case(f"scatter_update/{d}", "pypto.scatter_update(x, -2, i, s)",
+                          (("x", FULL, d), ("i", (1, 2), "int64"), ("s", (2, C), d)), (FULL, d), indices=(("i", R),)))
     for d in ("int32", "int64"):
         cases.append(Case(f"one_hot/{d}", "pypto.one_hot(x, 11)", (("x", (R, 20), d),), ((R, 20, 11), "int64"),
                           indices=(("x", 11),)))

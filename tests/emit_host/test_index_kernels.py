@@ -163,6 +163,30 @@ def test_gather_and_scatter_add_of_the_official_shapes(tmp_path):
     assert torch.equal(got["add"], want)
 
 
+UPDATE = '''
+@pypto.frontend.jit
+def update(cache: pypto.Tensor((2, 6, 1, 8), pypto.DT_FP16), index: pypto.Tensor((2, 2), pypto.DT_INT32),
+           new: pypto.Tensor((2, 2, 1, 8), pypto.DT_FP16), out: pypto.Tensor((2, 6, 1, 8), pypto.DT_FP16)):
+    pypto.set_vec_tile_shapes(1, 2, 1, 8)
+    out[:] = pypto.scatter_update(cache, -2, index, new)
+'''
+
+
+@needs_cxx
+def test_scatter_update_of_a_paged_cache(tmp_path):
+    """The 4-D form of the op page: cache[index // 6][index % 6][0] = new[i][j][0], a repeated
+    slot keeping the last entry."""
+    program = lower(tmp_path, "update", UPDATE)
+    cache = torch.randn(2, 6, 1, 8, generator=torch.Generator().manual_seed(5)).half()
+    new = torch.arange(32, dtype=torch.float16).reshape(2, 2, 1, 8)
+    index = torch.tensor([[1, 8], [4, 8]], dtype=torch.int32)
+    got = on_both(program, {"cache": cache, "index": index, "new": new, "out": torch.zeros(2, 6, 1, 8).half()})
+    want = cache.clone().reshape(12, 8)
+    for e, slot in enumerate(index.flatten().tolist()):
+        want[slot] = new.reshape(4, 8)[e]
+    assert torch.equal(got["out"], want.reshape(2, 6, 1, 8))
+
+
 ONE_HOT = '''
 @pypto.frontend.jit
 def onehot(x: pypto.Tensor((3, 4), pypto.DT_INT32), out: pypto.Tensor((3, 4, 6), pypto.DT_INT64)):
