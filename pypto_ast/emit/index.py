@@ -72,7 +72,6 @@ class IndexLaunch:
     regions: list  # GVal inputs..., output last
     span: object
     label: str
-    counts: tuple = ()
 
     @property
     def stores(self) -> list:
@@ -81,7 +80,9 @@ class IndexLaunch:
     def launch(self, planner, scope: set, depth: int):
         """Checked like every kernel's sizes; the tiling is each region's offset, valid rows,
         valid columns and buffer size."""
-        planner._check_extents(self.regions, self.span, self.counts)
+        sizes = [(f"rows of @{g.buf.name}", g.rows) for g in self.regions] + \
+            [(f"columns of @{g.buf.name}", g.cols) for g in self.regions]
+        planner._check_extents(self.regions, self.span, sizes)
         fields = []
         for g in self.regions:
             fields += [planner.cexpr(x, scope, self.span) for x in (g.offset, g.vr, g.vc, g.buf.numel)]
@@ -181,11 +182,11 @@ class IndexPlanner:
             return None
         return store, buf
 
-    def _launch(self, op, kernel: "_Kernel", inputs: list, out: GVal, num_blocks: int, counts=()):
+    def _launch(self, op, kernel: "_Kernel", inputs: list, out: GVal, num_blocks: int):
         self.B.close()  # after the vector kernels before it, in program order
         text, info = kernel.text(num_blocks)
         self.B.done.append(IndexLaunch(kernel.name, text, info, inputs + [out], op.span,
-                                       f"{self.B.block.name} %{op.results[0]} = {op.opcode}", tuple(counts)))
+                                       f"{self.B.block.name} %{op.results[0]} = {op.opcode}"))
 
     def _kernel(self, op, regions: list) -> "_Kernel":
         self.B.nseg += 1
@@ -195,8 +196,8 @@ class IndexPlanner:
 
     # -- the axis ----------------------------------------------------------------------------
     def _axis(self, op, g: GVal, dim: int, what: str = "input") -> tuple:
-        """(groups, n, m) of ``g`` for an op along ``dim`` (m = 0: along the last axis), and the
-        C++ count of valid units and of valid elements along the axis."""
+        """(groups, n, m) of ``g`` for an op along ``dim``: ``groups`` groups of ``n`` super-rows of
+        ``m`` rows each; m = 0 along the last axis (a unit is a row)."""
         shape = g.shape
         rank = len(shape)
         if dim == rank - 1:
@@ -213,7 +214,6 @@ class IndexPlanner:
     def _argext(self, op):
         x = self._input(op, 0, "input", FLOATS)
         dim = op.attr("dim")
-        rank = len(x.shape)
         groups, n, m = self._axis(op, x, dim)
         K = self._kernel(op, [x])
         largest = op.opcode == "argmax"
@@ -223,7 +223,7 @@ class IndexPlanner:
                             "in 16 bits)", op.span)
             out = self._result(op, *self._unit_valid(op, x, 1), [x])
             K.regions.append(out)
-            _argext_rows(K, x, out, largest, rank > 1 and op.attr("keepdim"))
+            _argext_rows(K, x, out, largest)
             self._launch(op, K, [x], out, min(x.rows, MAX_CORES))
             return
         out = self._result(op, gm.C(groups * m), x.vc, [x])
@@ -474,7 +474,7 @@ def _unit_out(K: _Kernel, k: int, per_unit: int, span=None) -> str:
     unsupported("an index result stored into a strided region of another shape", span)
 
 
-def _argext_rows(K: _Kernel, x: GVal, out: GVal, largest: bool, keepdim_rows: bool):
+def _argext_rows(K: _Kernel, x: GVal, out: GVal, largest: bool):
     """argmax / argmin of each row: -0 made +0 (Adds 0: torch counts them equal, ReduceMax orders
     -0 below +0), then ReduceMax / ReduceMin with calIndex (the first index of the extreme; a NaN
     counts as the extreme, docs/semantics.md), the index read as the raw integer of dst[1]."""
