@@ -35,6 +35,7 @@ from . import abi, gm
 from .axes import split_axis_reductions
 from .errors import EmitError, unsupported
 from .gm import GVal
+from .index import OPS as INDEX_OPS, IndexLaunch, IndexPlanner
 from .vector import CTYPE, ES, HONOURED_ATTRS, REDUCE, VECTOR_OPS, Load, Segment, SegmentEmitter, Store
 
 __all__ = ["EmitError", "emit_program", "UB_BUDGET", "CTYPE"]
@@ -238,6 +239,8 @@ class _Planner:
         return self._add_buffer(f"{kind}{self.ws_count}", kind, dtype, tuple(shape))
 
     def launch(self, seg, scope: set, depth: int):
+        if isinstance(seg, IndexLaunch):
+            return seg.launch(self, scope, depth)
         if isinstance(seg, _CubeLaunch):
             return self._launch_cube(seg, scope, depth)
         if isinstance(seg, _LayoutLaunch):
@@ -405,6 +408,7 @@ class _BlockPlanner:
         self.colreduce: set = set()  # reductions over the rows ([R, C] -> [1, C])
         self.done: list = []  # closed segments, launched in order at the end
         self.checks: list = []  # (span, control-program line): region checks, run before the block's kernels
+        self.index = IndexPlanner(self)  # argmax, sort, gather, scatter, scans: kernels of their own (index.py)
 
     # -- segment management --------------------------------------------------------------
     def seg(self) -> Segment:
@@ -450,7 +454,7 @@ class _BlockPlanner:
     def run(self):
         self._ir_shape = {}
         named = {name: tuple(gm.const(d) for d in b.shape) for name, b in self.P.named.items()}
-        ops = split_axis_reductions(self.block.ops, {n: s for n, s in named.items() if None not in s})
+        ops = self.ops = split_axis_reductions(self.block.ops, {n: s for n, s in named.items() if None not in s})
         for op in ops:
             for r, t in zip(op.results, op.types):
                 dims = tuple(gm.const(d) for d in t.shape)
@@ -490,6 +494,9 @@ class _BlockPlanner:
 
     def op(self, op: ir.Op):
         code, span = op.opcode, op.span
+        if code in INDEX_OPS or self.index.absorbs(op):
+            self.index.op(op)
+            return
         if code == "view":
             src = op.operands[0]
             named = isinstance(src, ir.TensorRef)

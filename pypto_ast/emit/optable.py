@@ -103,6 +103,24 @@ EMITTED = (
     Emitted("matmul", ("fp16->fp16", "fp16->fp32", "fp32->fp32"), ("LoadData", "Mmad", "Fixpipe"),
             "runtime/cube.cpp: GM -> L1 -> L0A/L0B, Mmad accumulates exactly (double), Fixpipe rounds once",
             ("matmul", "matmul_bias")),
+    # index ops: a kernel each, GM in and out (emit/index.py; runtime/index.cpp, pypto_host_index.h)
+    Emitted("argmax", F, ("ReduceMax", "Compare", "Select"), "last axis: ReduceMax with calIndex; other axes: Compare "
+            "and Select over the rows (the first extreme; NaN counts as one)", ("argmax", "argmax_col")),
+    Emitted("argmin", F, ("ReduceMin", "Compare", "Select"), "as argmax, with ReduceMin", ("argmin", "argmin_col")),
+    Emitted("argsort", F, ("CreateVecIndex", "Sort", "Extract"), "Sort of (score, index) pairs, stable, NaN above "
+            "+inf; ascending by negated scores", ("argsort", "argsort_desc")),
+    Emitted("topk", ("fp32",), ("Sort", "Extract"), "as argsort, the first k (values and indices: a kernel each)",
+            ("topk", "topk_indices", "topk_small", "topk_small_indices")),
+    Emitted("gather", FI, ("CreateVecIndex", "Gather"), "Gather by byte offsets into UB; indices range-checked "
+            "(ascendc_assert)", ("gather_col", "gather_row")),
+    Emitted("scatter", FI, ("SetValue",), "element writes in order along dim (A2 has no Scatter: a scalar loop); "
+            "reduce add/multiply combine in that order", ("scatter", "scatter_add", "scatter_row_mul", "scatter_s")),
+    Emitted("scatter_update", FI, ("DataCopyPad",), "row moves GM -> UB -> GM in index order", ("scatter_update",)),
+    Emitted("one_hot", ("int32", "int64"), ("Duplicate", "SetValue"), "zeros, then a one per row (int64 result)",
+            ("one_hot",)),
+    Emitted("cumsum", FI, ("CumSum", "Add"), "last axis: the adv_api CumSum; other axes: Add over the rows; fp32 "
+            "accumulation element after element; integers to int64", ("cumsum", "cumsum_col")),
+    Emitted("cumprod", F, ("Mul",), "other axes: Mul over the rows; last axis: a scalar loop", ("cumprod", "cumprod_col")),
     # data movement, layout, creation: their kernels are the probes of tests/emit_host/test_optable.py
     Emitted("clone", F, (), "runtime/core.cpp: DataCopy GM -> UB -> GM", ("clone",)),
     Emitted("view", FI, ("DataCopyPad",), "runtime/core.cpp: DataCopyPad of the region (ragged rows and columns)"),
@@ -128,12 +146,12 @@ LOWERED_INTO = {
 GAPS = {
     name: "pypto-ast's Ascend C emitter does not support it yet (PTO109)"
     for name in (
-        "acos", "acosh", "argmax", "argmin", "argsort", "asin", "asinh", "atan", "atan2", "atanh",
+        "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh",
         "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
-        "cbrt", "ceil_div", "conv", "copysign", "cosh", "cumprod", "cumsum", "dequantize", "erf", "erfc",
-        "floor_div", "fmod", "gather", "gcd", "greater", "hypot", "isfinite", "logical_and", "logical_not",
-        "normal", "one_hot", "pad", "prelu", "quantize", "remainder", "scatter", "scatter_update", "signbit",
-        "sinh", "softmax", "tan", "tanh", "topk", "tril", "triu", "uniform", "var",
+        "cbrt", "ceil_div", "conv", "copysign", "cosh", "dequantize", "erf", "erfc",
+        "floor_div", "fmod", "gcd", "greater", "hypot", "isfinite", "logical_and", "logical_not",
+        "normal", "pad", "prelu", "quantize", "remainder", "signbit",
+        "sinh", "softmax", "tan", "tanh", "tril", "triu", "uniform", "var",
     )
 }
 """Ops the front end lowers that the emitter stops at, with the reason."""

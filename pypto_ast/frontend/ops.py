@@ -742,71 +742,163 @@ UNARY_ATTRS["cumprod"] = (("dim", 0),)
 BINARY |= {"atan2", "bitwise_left_shift", "bitwise_right_shift", "floor_div", "ceil_div", "prelu"}
 
 
+def _page_dtype(name: str, x: Tensor, allowed: tuple, what: str = "", page: str = "") -> None:
+    """What pypto's op page excludes is refused where it is written (PTO106), naming the page."""
+    if x.dtype is not None and x.dtype.ir not in allowed:
+        raise OpError(f"pypto.{name}{what} takes {'/'.join(allowed)}, not {x.dtype.ir} "
+                      f"(op page: pypto-{page or name}.md)")
+
+
+def _build_time_dim(name: str, dim, rank) -> Optional[int]:
+    d = norm_dim(dim, rank)
+    if d is None and rank is not None:
+        raise OpError(f"pypto.{name} needs dim known at build time")
+    return d
+
+
 def op_argmax(ctx, name, args, kwargs):
-    """argmax/argmin(input, dim=-1, keepdim=False): int32 indices, the reduced shape."""
+    """argmax/argmin(input, dim, keepdim=False): int32 indices, the reduced shape."""
     x = _tensor(args[0] if args else kwargs.get("input"), f"the input of pypto.{name}")
-    dim = norm_dim(_arg(args, kwargs, 1, "dim", -1), x.rank)
+    _page_dtype(name, x, ("fp16", "bf16", "fp32"))
+    dim = _build_time_dim(name, _arg(args, kwargs, 1, "dim", -1), x.rank)
     keepdim = _arg(args, kwargs, 2, "keepdim", False)
     shape = None
     if dim is not None and isinstance(keepdim, bool):
         shape = tuple(1 if i == dim else d for i, d in enumerate(x.shape)) if keepdim else \
             tuple(d for i, d in enumerate(x.shape) if i != dim)
-    return ctx.emit(name, (x,), {"dim": dim, "keepdim": keepdim}, shape, INT32, tile="vec")
+    return ctx.emit(name, (x,), {"dim": dim, "keepdim": keepdim}, shape, INT32, tile="vec", valid=None)
 
 
 op_argmin = op_argmax
 
 
 def op_argsort(ctx, name, args, kwargs):
+    """argsort(input, dim=None, descending=False): int32 indices of a stable sort (0.2.0's default
+    is ascending although the page says descending)."""
     x = _tensor(args[0] if args else kwargs.get("input"), "the input of pypto.argsort")
+    _page_dtype(name, x, ("fp32", "fp16"))
     dim = _arg(args, kwargs, 1, "dim", -1)
+    dim = _build_time_dim(name, -1 if dim is None else dim, x.rank)
     descending = _arg(args, kwargs, 2, "descending", False)
     return ctx.emit("argsort", (x,), {"dim": dim if dim is not None else -1, "descending": descending}, x.shape,
-                    INT32, tile="vec")
+                    INT32, tile="vec", valid=x.valid)
 
 
 def op_topk(ctx, name, args, kwargs):
-    """topk(input, k, dim=-1, largest=True, sorted=True) -> (values, int32 indices)."""
+    """topk(input, k, dim=-1, largest=True) -> (values, int32 indices), sorted, along the last dim."""
     x = _tensor(args[0] if args else kwargs.get("input"), "the input of pypto.topk")
+    _page_dtype(name, x, ("fp32",), " (MERGE_SORT, the A2 algorithm)")
     k = _arg(args, kwargs, 1, "k")
-    dim = norm_dim(_arg(args, kwargs, 2, "dim", -1), x.rank)
+    dim = _arg(args, kwargs, 2, "dim", -1)
+    dim = norm_dim(-1 if dim is None else dim, x.rank)
     largest = _arg(args, kwargs, 3, "largest", True)
     if const_of(k) is None or dim is None:
         raise OpError("pypto.topk needs k and dim known at build time")
+    if dim != x.rank - 1:
+        raise OpError(f"pypto.topk sorts along the last dim only, not dim {dim} (op page: pypto-topk.md)")
+    n = const_of(x.shape[dim])
+    if not 1 <= const_of(k) <= (n if n is not None else const_of(k)):
+        raise OpError(f"pypto.topk: k = {const_of(k)} outside [1, {n}] (op page: pypto-topk.md)")
     shape = tuple(const_of(k) if i == dim else d for i, d in enumerate(x.shape))
-    values = ctx.emit("topk", (x,), {"k": const_of(k), "dim": dim, "largest": largest}, shape, x.dtype, tile="vec")
-    indices = ctx.emit("topk_indices", (x,), {"k": const_of(k), "dim": dim, "largest": largest}, shape, INT32,
-                       tile="vec")
+    attrs = {"k": const_of(k), "dim": dim, "largest": largest}
+    values = ctx.emit("topk", (x,), attrs, shape, x.dtype, tile="vec")
+    indices = ctx.emit("topk_indices", (x,), attrs, shape, INT32, tile="vec")
     return values, indices
+
+
+_GATHER_DTYPES = ("int16", "int32", "uint16", "uint32", "fp16", "fp32", "bf16")
+_SCATTER_DTYPES = ("fp32", "fp16", "bf16", "int8", "uint8", "int16", "int32")
+
+
+def _index_operand(name: str, index: Tensor, x: Tensor, allowed=("int32", "int64"), page: str = "") -> None:
+    _page_dtype(name, index, allowed, " index", page)
+    if x.rank is not None and index.rank is not None and x.rank != index.rank and name in ("gather", "scatter"):
+        raise OpError(f"pypto.{name}: the index has rank {index.rank}, the input {x.rank} (op page: "
+                      f"pypto-{page or name}.md)")
+
+
+def _index_fits(name: str, index: Tensor, other: Tensor, dim, what: str, page: str) -> None:
+    """The op page's ``index.shape[d] <= other.shape[d]`` (for every d but ``dim``)."""
+    if index.shape is None or other.shape is None or len(index.shape) != len(other.shape):
+        return
+    for d, (a, b) in enumerate(zip(index.shape, other.shape)):
+        if d != dim and const_of(a) is not None and const_of(b) is not None and const_of(a) > const_of(b):
+            raise OpError(f"pypto.{name}: the index's dim {d} ({const_of(a)}) exceeds {what}'s ({const_of(b)}) "
+                          f"(op page: pypto-{page}.md)")
 
 
 def op_gather(ctx, name, args, kwargs):
     """gather(input, dim, index): the index's shape, the input's dtype."""
     x = _tensor(_arg(args, kwargs, 0, "input"), "the input of pypto.gather")
-    dim = _arg(args, kwargs, 1, "dim")
     index = _tensor(_arg(args, kwargs, 2, "index"), "the index of pypto.gather")
+    _page_dtype(name, x, _GATHER_DTYPES)
+    _index_operand(name, index, x)
+    dim = _build_time_dim(name, _arg(args, kwargs, 1, "dim"), x.rank)
+    _index_fits(name, index, x, dim, "the input", "gather")
     return ctx.emit("gather", (x, index), {"dim": dim}, index.shape, x.dtype, tile="vec")
 
 
 def op_scatter(ctx, name, args, kwargs):
-    """scatter / scatter_update(input, dim, index, src): a new tensor of the input's shape."""
+    """scatter / scatter_(input, dim, index, src, *, reduce=None): a new tensor of the input's shape;
+    src a tensor of the input's dtype or a finite scalar."""
     x = _tensor(_arg(args, kwargs, 0, "input"), f"the input of pypto.{name}")
-    dim = _arg(args, kwargs, 1, "dim")
     index = _tensor(_arg(args, kwargs, 2, "index"), f"the index of pypto.{name}")
     src = _arg(args, kwargs, 3, "src", kwargs.get("value"))
-    return ctx.emit(name, (x, index, src), {"dim": dim}, x.shape, x.dtype, tile="vec")
+    _page_dtype(name, x, _SCATTER_DTYPES, page="scatter_")
+    _index_operand(name, index, x, page="scatter_")
+    dim = _build_time_dim(name, _arg(args, kwargs, 1, "dim"), x.rank)
+    reduce = kwargs.get("reduce")
+    if reduce not in (None, "add", "multiply"):
+        raise OpError(f"pypto.{name}: reduce must be None, 'add' or 'multiply', not {reduce!r} "
+                      "(op page: pypto-scatter_.md)")
+    _index_fits(name, index, x, dim, "the input", "scatter_")
+    if isinstance(src, Tensor):
+        if src.dtype is not None and x.dtype is not None and src.dtype != x.dtype:
+            raise OpError(f"pypto.{name}: src is {src.dtype.ir}, the input {x.dtype.ir} (op page: pypto-scatter_.md)")
+        _index_fits(name, index, src, None, "src", "scatter_")
+    else:
+        value = const_of(src.value if isinstance(src, Element) else src)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise OpError(f"pypto.{name}: a scalar src must be finite, not {value} (op page: pypto-scatter_.md)")
+    attrs = {"dim": dim} if reduce is None else {"dim": dim, "reduce": reduce}
+    return ctx.emit("scatter", (x, index, src), attrs, x.shape, x.dtype, tile="vec")
 
 
-op_scatter_update = op_scatter
+
+def op_scatter_update(ctx, name, args, kwargs):
+    """scatter_update(input, dim=-2, index, src): rows of input at index take src's rows."""
+    x = _tensor(_arg(args, kwargs, 0, "input"), "the input of pypto.scatter_update")
+    index = _tensor(_arg(args, kwargs, 2, "index"), "the index of pypto.scatter_update")
+    src = _tensor(_arg(args, kwargs, 3, "src"), "the src of pypto.scatter_update")
+    _page_dtype(name, x, ("fp32", "fp16", "bf16", "int32", "int16"))
+    _index_operand(name, index, x, ("int64", "int32", "int16"))
+    dim = const_of(_arg(args, kwargs, 1, "dim", -2))
+    if dim != -2:
+        raise OpError(f"pypto.scatter_update: dim must stay -2, not {dim} (op page: pypto-scatter_update.md)")
+    return ctx.emit("scatter_update", (x, index, src), {"dim": -2}, x.shape, x.dtype, tile="vec")
 
 
 def op_one_hot(ctx, name, args, kwargs):
+    """one_hot(input, num_classes): int64, the input's shape plus num_classes."""
     x = _tensor(_arg(args, kwargs, 0, "input"), "the input of pypto.one_hot")
+    _page_dtype(name, x, ("int8", "int16", "int32", "int64"))
     n = const_of(_arg(args, kwargs, 1, "num_classes"))
-    if n is None:
-        raise OpError("pypto.one_hot needs num_classes known at build time")
+    if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+        raise OpError("pypto.one_hot needs a positive num_classes known at build time")
     shape = tuple(x.shape) + (n,) if x.shape is not None else None
-    return ctx.emit("one_hot", (x,), {"num_classes": n}, shape, INT32, tile="vec")
+    return ctx.emit("one_hot", (x,), {"num_classes": n}, shape, INT64, tile="vec")
+
+
+def op_cumsum(ctx, name, args, kwargs):
+    """cumsum / cumprod(input, dim): the input's shape; cumsum of an integer input is int64."""
+    x = _tensor(_arg(args, kwargs, 0, "input"), f"the input of pypto.{name}")
+    _page_dtype(name, x, ("fp16", "bf16", "int16", "int32", "fp32") if name == "cumsum" else ("fp16", "bf16", "fp32"))
+    dim = _build_time_dim(name, _arg(args, kwargs, 1, "dim", 0), x.rank)
+    dtype = INT64 if x.dtype is not None and x.dtype.ir.startswith("int") else x.dtype
+    return ctx.emit(name, (x,), {"dim": dim}, x.shape, dtype, tile="vec", valid=x.valid)
+
+
+op_cumprod = op_cumsum
 
 
 def op_uniform(ctx, name, args, kwargs):

@@ -79,7 +79,13 @@ named argument is taken from the operand at its position if present, else from `
     give bool; ``where(cond, a, b)`` needs a bool cond.
   * Reductions ``sum amax amin prod var`` run over the valid data only (``dim`` int, tuple or,
     for ``var``, None = all; ``keepdim``; ``var`` has ``correction`` default 1). fp16/bf16
-    accumulate in fp32. ``cumsum`` of an integer tensor gives int64 (pypto rule).
+    accumulate in fp32. ``cumsum`` of an integer tensor gives int64 (pypto rule); ``cumsum`` and
+    ``cumprod`` of floats accumulate sequentially in fp32, each partial result rounded to fp32 (a
+    device's Add/Mul along the axis; torch's CPU scan accumulates in double), each output rounded
+    once to the dtype.
+  * Indexing and sorting (``argmax argmin argsort topk topk_indices gather scatter scatter_update
+    one_hot``): docs/semantics.md "Indexing, sorting and scans" has the rules (NaN ordering, ties,
+    index ranges); they are implemented in the last section of this module.
   * ``matmul(a, b[, bias])``: same-dtype inputs, rank 2..4 (batch dims broadcast),
     ``a_trans``/``b_trans`` swap the last two axes, ``out_dtype`` defaults to b's dtype (int32
     for int8). fp16/bf16 accumulate in fp32, int8 in integers (result int32), fp32 in fp32;
@@ -827,13 +833,7 @@ def _var(m, op, t, dims, keepdim):
 
 
 def _op_cumsum(m: _Machine, op: Op) -> TVal:
-    x = m.value(op.operands[0])
-    _check_dtype(m, op, x.dtype)
-    dim = _norm_dim(m, int(m.arg(op, 1, "dim")), len(x.shape), "cumsum")
-    if x.dtype in INTS:
-        return TVal(torch.cumsum(x.data.to(torch.int64), dim=dim), x.shape, "int64")
-    out = torch.cumsum(x.data.float(), dim=dim).to(TORCH_DTYPES[x.dtype])
-    return TVal(out, x.shape, x.dtype)
+    return _scan(m, op, torch.add)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1383,3 +1383,228 @@ OPS: dict[str, Callable[[_Machine, Op], Any]] = {
     # memory
     "view": _op_view, "assemble": _op_assemble, "move": _op_move, "store_scalar": _op_store_scalar,
 }
+
+
+# ---------------------------------------------------------------------------------------
+# Indexing, sorting and scans: the rules are docs/semantics.md "Indexing, sorting and scans".
+# Index outputs are int32 (argmax/argmin/argsort/topk) or int64 (one_hot); index inputs are
+# int32/int64 (int16 too for scatter_update). An index value outside its axis's valid extent
+# is an error, with the message the host kernels assert with.
+
+_INDEX_DTYPES = frozenset({"int32", "int64"})
+
+
+def _index_data(m: _Machine, op: Op, t: TVal, allowed: frozenset = _INDEX_DTYPES) -> torch.Tensor:
+    if t.dtype not in allowed:
+        raise m.err(f"{op.opcode}: the index is {t.dtype}; it must be {' or '.join(sorted(allowed))}")
+    return t.data.to(torch.int64)
+
+
+def _check_range(m: _Machine, op: Op, idx: torch.Tensor, n: int, what: str) -> None:
+    if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= n):
+        raise m.err(f"{op.opcode}: {what} is outside [0, {n})")
+
+
+def _arg_extreme(largest: bool) -> Callable:
+    """argmax / argmin: the first index of the extreme; a NaN counts as the extreme (the first
+    NaN's index), -0 equals +0."""
+    def run(m: _Machine, op: Op) -> TVal:
+        x = m.value(op.operands[0])
+        _check_dtype(m, op, x.dtype)
+        rank = len(x.shape)
+        dim = _norm_dim(m, int(m.attr(op, "dim", -1)), max(rank, 1), op.opcode)
+        keepdim = bool(m.attr(op, "keepdim", False))
+        data = x.data.float().reshape(x.data.shape if rank else (1,))
+        if data.shape[dim] == 0:
+            raise m.err(f"{op.opcode} over an empty valid region")
+        nan = torch.isnan(data)
+        clean = torch.where(nan, torch.tensor(-math.inf if largest else math.inf), data)
+        best = torch.argmax(clean, dim, keepdim=True) if largest else torch.argmin(clean, dim, keepdim=True)
+        first_nan = torch.argmax(nan.to(torch.int32), dim, keepdim=True)  # ties: the first
+        out = torch.where(nan.any(dim, keepdim=True), first_nan, best).to(torch.int32)
+        shape = tuple(1 if d == dim else n for d, n in enumerate(x.shape))
+        if not keepdim:
+            out = out.squeeze(dim) if rank else out.reshape(())
+            shape = tuple(n for d, n in enumerate(x.shape) if d != dim)
+        return TVal(out.contiguous(), shape, "int32")
+    return run
+
+
+def _sorted_along(m: _Machine, op: Op, x: TVal, dim: int, descending: bool) -> tuple:
+    """(values, int64 indices) of a stable sort: ties keep their order, NaN sorts above +inf,
+    -0 equals +0 (torch's stable sort)."""
+    _check_dtype(m, op, x.dtype)
+    values, indices = torch.sort(x.data, dim=dim, descending=descending, stable=True)
+    return values, indices
+
+
+def _op_argsort(m: _Machine, op: Op) -> TVal:
+    x = m.value(op.operands[0])
+    dim = _norm_dim(m, int(m.attr(op, "dim", -1)), len(x.shape), "argsort")
+    _, indices = _sorted_along(m, op, x, dim, bool(m.attr(op, "descending", False)))
+    return TVal(indices.to(torch.int32).contiguous(), x.shape, "int32")
+
+
+def _topk(m: _Machine, op: Op) -> tuple:
+    x = m.value(op.operands[0])
+    dim = _norm_dim(m, int(m.attr(op, "dim", -1)), len(x.shape), "topk")
+    k = int(m.attr(op, "k"))
+    if not 1 <= k <= x.valid[dim]:
+        raise m.err(f"topk: k = {k} is outside [1, {x.valid[dim]}], the valid extent of dim {dim}")
+    values, indices = _sorted_along(m, op, x, dim, bool(m.attr(op, "largest", True)))
+    shape = tuple(k if d == dim else n for d, n in enumerate(x.shape))
+    return x, values.narrow(dim, 0, k).contiguous(), indices.narrow(dim, 0, k).to(torch.int32).contiguous(), shape
+
+
+def _op_topk(m: _Machine, op: Op) -> TVal:
+    x, values, _, shape = _topk(m, op)
+    return TVal(values, shape, x.dtype)
+
+
+def _op_topk_indices(m: _Machine, op: Op) -> TVal:
+    _, _, indices, shape = _topk(m, op)
+    return TVal(indices, shape, "int32")
+
+
+def _op_gather(m: _Machine, op: Op) -> TVal:
+    """out[i][j] = x[index[i][j]][j] (dim 0, and so on): the index's shape; off ``dim`` the valid
+    extent is the smaller of the index's and x's, as for elementwise operands."""
+    x, index = m.value(op.operands[0]), m.value(op.operands[1])
+    _check_dtype(m, op, x.dtype)
+    idx = _index_data(m, op, index)
+    rank = len(x.shape)
+    if len(index.shape) != rank:
+        raise m.err(f"gather: the index has rank {len(index.shape)}, the input {rank}")
+    dim = _norm_dim(m, int(m.attr(op, "dim")), rank, "gather")
+    for d in range(rank):
+        if d != dim and index.shape[d] > x.shape[d]:
+            raise m.err(f"gather: the index's dim {d} ({index.shape[d]}) exceeds the input's ({x.shape[d]})")
+    for d in range(rank):
+        if d != dim:
+            n = min(idx.shape[d], x.valid[d])
+            idx = idx.narrow(d, 0, n)
+    _check_range(m, op, idx, x.valid[dim], f"an index along dim {dim}")
+    data = x.data
+    for d in range(rank):
+        if d != dim:
+            data = data.narrow(d, 0, idx.shape[d])
+    return TVal(torch.gather(data, dim, idx).contiguous(), index.shape, x.dtype)
+
+
+def _op_scatter(m: _Machine, op: Op) -> TVal:
+    """A copy of x with src (a tensor, or one scalar) written at the index's positions along dim
+    (``reduce`` 'add' / 'multiply': combined with what is there). Elements are applied in order
+    along dim, so a repeated position keeps the last write, or combines in that order."""
+    x, index = m.value(op.operands[0]), m.value(op.operands[1])
+    src = m.operand(op.operands[2]) if len(op.operands) > 2 else m.attr(op, "src")
+    _check_dtype(m, op, x.dtype)
+    idx = _index_data(m, op, index)
+    rank = len(x.shape)
+    dim = _norm_dim(m, int(m.attr(op, "dim")), rank, "scatter")
+    reduce = m.attr(op, "reduce", None)
+    if reduce not in (None, "add", "multiply"):
+        raise m.err(f"scatter: reduce={reduce!r} (None, 'add' or 'multiply')")
+    if len(index.shape) != rank:
+        raise m.err(f"scatter: the index has rank {len(index.shape)}, the input {rank}")
+    for d in range(rank):
+        if d != dim and idx.shape[d] > x.valid[d]:
+            raise m.err(f"scatter: the index's valid extent {list(idx.shape)} exceeds the input's "
+                        f"{list(x.valid)} off dim {dim}")
+    if isinstance(src, TVal):
+        if src.dtype != x.dtype or len(src.shape) != rank:
+            raise m.err(f"scatter: src is {src.dtype}{list(src.shape)}, the input {x.dtype}{list(x.shape)}")
+        if any(i > s for i, s in zip(idx.shape, src.valid)):
+            raise m.err(f"scatter: the index's valid extent {list(idx.shape)} exceeds src's {list(src.valid)}")
+        values = src.data
+        for d in range(rank):
+            values = values.narrow(d, 0, idx.shape[d])
+    else:
+        values = _scalar_tensor(src, x.dtype).to(x.data.dtype).expand(idx.shape)
+    _check_range(m, op, idx, x.valid[dim], f"an index along dim {dim}")
+    out = x.data.clone()
+    half = x.dtype in _HALF
+    for i in range(idx.shape[dim]):  # in order along dim: one slice never writes a position twice
+        ix, v = idx.narrow(dim, i, 1), values.narrow(dim, i, 1)
+        if reduce is None:
+            out.scatter_(dim, ix, v)
+            continue
+        work, v = (out.float(), v.float()) if half else (out, v)
+        if reduce == "add":
+            work = work.scatter_add(dim, ix, v)
+        else:
+            work = work.scatter_reduce(dim, ix, v, reduce="prod", include_self=True)
+        out = work.to(out.dtype)
+    return TVal(out, x.shape, x.dtype)
+
+
+def _op_scatter_update(m: _Machine, op: Op) -> TVal:
+    """KV-cache row update: x rows (x of [T, d], or [blocks, block_size, 1, d] as T rows) at
+    index[i][j] take src row i * s + j (src of [b * s, d] or [b, s, 1, d]), in row-major order."""
+    x, index, src = (m.value(v) for v in op.operands[:3])
+    _check_dtype(m, op, x.dtype)
+    idx = _index_data(m, op, index, _INDEX_DTYPES | {"int16"})
+    if int(m.attr(op, "dim", -2)) != -2:
+        raise m.err("scatter_update: dim must be -2 (op page: keep the default)")
+    if len(x.shape) not in (2, 4) or len(src.shape) != len(x.shape) or len(index.shape) != 2:
+        raise m.err(f"scatter_update: shapes {list(x.shape)}, index {list(index.shape)}, src {list(src.shape)} "
+                    "(2-D or 4-D input and src, 2-D index)")
+    if src.dtype != x.dtype:
+        raise m.err(f"scatter_update: src is {src.dtype}, the input {x.dtype}")
+    if x.valid != x.shape or src.valid != src.shape:
+        raise m.err("scatter_update: the input and src must be fully valid")
+    rows = x.data.reshape(-1, x.shape[-1]).clone()
+    src_rows = src.data.reshape(-1, src.shape[-1])
+    if src_rows.shape[1] != rows.shape[1] or src_rows.shape[0] < index.shape[0] * index.shape[1]:
+        raise m.err(f"scatter_update: src {list(src.shape)} does not hold a row of {rows.shape[1]} for each "
+                    f"of the {index.shape[0]} x {index.shape[1]} index entries")
+    _check_range(m, op, idx, rows.shape[0], "an index")
+    s = index.shape[1]
+    for i in range(idx.shape[0]):
+        for j in range(idx.shape[1]):
+            rows[int(idx[i, j])] = src_rows[i * s + j]
+    return TVal(rows.reshape(x.shape), x.shape, x.dtype)
+
+
+def _op_one_hot(m: _Machine, op: Op) -> TVal:
+    x = m.value(op.operands[0])
+    _check_dtype(m, op, x.dtype)
+    n = int(m.attr(op, "num_classes"))
+    idx = x.data.to(torch.int64)
+    _check_range(m, op, idx, n, "a class value")
+    out = F.one_hot(idx, n) if idx.numel() else torch.zeros(tuple(idx.shape) + (n,), dtype=torch.int64)
+    return TVal(out.contiguous(), tuple(x.shape) + (n,), "int64")
+
+
+def _scan(m: _Machine, op: Op, combine: Callable) -> TVal:
+    """cumsum / cumprod along dim: integers in int64 exactly (cumsum), floats accumulated in fp32
+    one element after the other, each result rounded once to the dtype."""
+    x = m.value(op.operands[0])
+    _check_dtype(m, op, x.dtype)
+    dim = _norm_dim(m, int(m.arg(op, 1, "dim")), len(x.shape), op.opcode)
+    if x.dtype in INTS:
+        return TVal(torch.cumsum(x.data.to(torch.int64), dim=dim), x.shape, "int64")
+    data = x.data.float()
+    out = torch.empty_like(data)
+    acc = None
+    for i in range(data.shape[dim]):
+        cur = data.select(dim, i)
+        acc = cur.clone() if acc is None else combine(acc, cur)
+        out.select(dim, i).copy_(acc)
+    return TVal(out.to(TORCH_DTYPES[x.dtype]), x.shape, x.dtype)
+
+
+_DT.update({  # the pypto op pages (A2 lines)
+    "argmax": FLOATS, "argmin": FLOATS, "argsort": frozenset({"fp32", "fp16"}), "topk": frozenset({"fp32"}),
+    "topk_indices": frozenset({"fp32"}),
+    "gather": frozenset({"int16", "int32", "uint16", "uint32", "fp16", "fp32", "bf16"}),
+    "scatter": FLOATS | {"int8", "uint8", "int16", "int32"},
+    "scatter_update": FLOATS | {"int32", "int16"},
+    "one_hot": frozenset({"int8", "int16", "int32", "int64"}), "cumprod": FLOATS,
+})
+
+OPS.update({
+    "argmax": _arg_extreme(True), "argmin": _arg_extreme(False), "argsort": _op_argsort, "topk": _op_topk,
+    "topk_indices": _op_topk_indices, "gather": _op_gather, "scatter": _op_scatter,
+    "scatter_update": _op_scatter_update, "one_hot": _op_one_hot,
+    "cumprod": lambda m, op: _scan(m, op, torch.mul),
+})

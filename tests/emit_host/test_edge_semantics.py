@@ -39,8 +39,10 @@ pytestmark = needs_cxx
 
 R, C = 3, 67  # rows longer than 64: the fast float loops and the reductions' 16-lane scan, ragged
 TILE_ROWS = 2  # two row tiles, the second one short
-DT = {"fp32": "pypto.DT_FP32", "fp16": "pypto.DT_FP16", "int32": "pypto.DT_INT32", "bool": "pypto.DT_BOOL"}
-TORCH_DT = {"fp32": torch.float32, "fp16": torch.float16, "int32": torch.int32, "bool": torch.bool}
+DT = {"fp32": "pypto.DT_FP32", "fp16": "pypto.DT_FP16", "int32": "pypto.DT_INT32", "bool": "pypto.DT_BOOL",
+      "int64": "pypto.DT_INT64"}
+TORCH_DT = {"fp32": torch.float32, "fp16": torch.float16, "int32": torch.int32, "bool": torch.bool,
+            "int64": torch.int64}
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class Case:
     limit: float = math.inf  # the largest finite |value| drawn (the range the semantics covers)
     scale: str = ""  # "sum-1" / "sum0" / "matmul": rtol is relative to the sum of |terms| (the order differs)
     specials: tuple = ()  # the special values to plant (default: the dtype's)
+    indices: tuple = ()  # (param, bound): an index operand, drawn in [0, bound) with both ends planted
 
     def source(self) -> str:
         args = [f"{n}: pypto.Tensor({list(s)}, {DT[d]})" for n, s, d in self.params]
@@ -168,9 +171,59 @@ def _cases() -> list:
         expr = "x @ y" if d == out else f"pypto.matmul(x, y, {DT[out]})"
         cases.append(Case(f"matmul/{d}->{out}", expr, (("x", (16, 32), d), ("y", (32, 16), d)), ((16, 16), out),
                           False, APPROX[out], magnitudes=(1.0, 1e-3, 100.0, 1e-39), limit=1e15, scale="matmul"))
+    cases += _index_cases()
     cases.append(Case("matmul_bias/fp16->fp32", 'pypto.matmul(x, y, pypto.DT_FP32, b_trans=True, extend_params={"bias_tensor": z})',
                       (("x", (16, 32), "fp16"), ("y", (16, 32), "fp16"), ("z", (1, 16), "fp32")), ((16, 16), "fp32"),
                       False, APPROX["fp32"], magnitudes=(1.0, 1e-3, 100.0), limit=1e15, scale="matmul"))
+    return cases
+
+
+def _index_cases() -> list:
+    """Indexing, sorting and scans (docs/semantics.md "Indexing, sorting and scans"): exact on both
+    backends, NaN, ties and signed zeros included; index operands drawn inside their axis."""
+    cases = []
+    for op in ("argmax", "argmin"):
+        for d in ("fp32", "fp16"):
+            cases.append(Case(f"{op}/{d}", f"pypto.{op}(x, -1, True)", (("x", FULL, d),), ((R, 1), "int32")))
+            cases.append(Case(f"{op}_col/{d}", f"pypto.{op}(x, 0, True)", (("x", FULL, d),), ((1, C), "int32")))
+    for d in ("fp32", "fp16"):
+        cases.append(Case(f"argsort/{d}", "pypto.argsort(x, -1, False)", (("x", FULL, d),), (FULL, "int32")))
+        cases.append(Case(f"argsort_desc/{d}", "pypto.argsort(x, -1, True)", (("x", FULL, d),), (FULL, "int32")))
+    for name, largest in (("topk", True), ("topk_small", False)):
+        cases.append(Case(f"{name}/fp32", f"pypto.topk(x, 9, -1, {largest})[0]", (("x", FULL, "fp32"),), ((R, 9), "fp32")))
+        cases.append(Case(f"{name}_indices/fp32", f"pypto.topk(x, 9, -1, {largest})[1]", (("x", FULL, "fp32"),),
+                          ((R, 9), "int32")))
+    for d in ("fp32", "fp16", "int32"):
+        for idt in ("int32", "int64"):
+            cases.append(Case(f"gather_col/{d}/{idt}", "pypto.gather(x, 0, i)", (("x", FULL, d), ("i", (4, 40), idt)),
+                              ((4, 40), d), indices=(("i", R),)))
+        cases.append(Case(f"gather_row/{d}", "pypto.gather(x, 1, i)", (("x", FULL, d), ("i", (R, 40), "int32")),
+                          ((R, 40), d), indices=(("i", C),)))
+    for d in ("fp32", "fp16", "int32"):
+        src = (("s", (2, C), d),)
+        cases.append(Case(f"scatter/{d}", "pypto.scatter(x, 0, i, s)", (("x", FULL, d), ("i", (2, C), "int64")) + src,
+                          (FULL, d), indices=(("i", R),)))
+        cases.append(Case(f"scatter_add/{d}", "pypto.scatter(x, 0, i, s, reduce='add')",
+                          (("x", FULL, d), ("i", (2, C), "int32")) + src, (FULL, d), indices=(("i", R),)))
+        cases.append(Case(f"scatter_row_mul/{d}", "pypto.scatter(x, 1, i, 2, reduce='multiply')",
+                          (("x", FULL, d), ("i", (2, 30), "int32")), (FULL, d), indices=(("i", C),)))
+    cases.append(Case("scatter_s/fp16", "pypto.scatter(x, 1, i, 0.1)", (("x", FULL, "fp16"), ("i", (R, 30), "int64")),
+                      (FULL, "fp16"), indices=(("i", C),)))
+    for d in ("fp32", "fp16", "int32"):  # rows of x at index[i][j] take src row i * s + j
+        cases.append(Case(f"scatter_update/{d}", "pypto.scatter_update(x, -2, i, s)",
+                          (("x", FULL, d), ("i", (1, 2), "int64"), ("s", (2, C), d)), (FULL, d), indices=(("i", R),)))
+    for d in ("int32", "int64"):
+        cases.append(Case(f"one_hot/{d}", "pypto.one_hot(x, 11)", (("x", (R, 20), d),), ((R, 20, 11), "int64"),
+                          indices=(("x", 11),)))
+    for op in ("cumsum", "cumprod"):
+        for d in ("fp32", "fp16"):
+            cases.append(Case(f"{op}/{d}", f"pypto.{op}(x, 1)", (("x", FULL, d),), (FULL, d),
+                              magnitudes=(1.0,) if op == "cumprod" else ()))
+            cases.append(Case(f"{op}_col/{d}", f"pypto.{op}(x, 0)", (("x", FULL, d),), (FULL, d),
+                              magnitudes=(1.0,) if op == "cumprod" else ()))
+    for dim in (0, 1):
+        cases.append(Case(f"cumsum{'_col' if dim == 0 else ''}/int32", f"pypto.cumsum(x, {dim})", (("x", FULL, "int32"),),
+                          (FULL, "int64")))
     return cases
 
 
@@ -221,12 +274,27 @@ def tensor_values(draw, shape: tuple, dtype: str, magnitudes: tuple = (), base=N
 
 
 @st.composite
+def index_values(draw, shape: tuple, dtype: str, bound: int) -> torch.Tensor:
+    """Indices in [0, bound), repeats included, with 0 and bound - 1 planted."""
+    g = torch.Generator().manual_seed(draw(st.integers(0, 2 ** 16)))
+    t = torch.randint(0, draw(st.sampled_from([1, 2, bound])), shape, generator=g).to(TORCH_DT[dtype])
+    flat = t.view(-1)
+    for at in draw(st.lists(st.integers(0, flat.numel() - 1), max_size=6)):
+        flat[at] = draw(st.sampled_from([0, bound - 1]))
+    return t
+
+
+@st.composite
 def examples(draw, cases: list):
     """A case and its input values; a second operand is sometimes the first one with a few
     elements changed (equal operands: comparisons, max/min of equal values, x - x)."""
     case = CASES[draw(st.sampled_from(cases))]
     values = {}
+    bounds = dict(case.indices)
     for name, shape, dtype in case.params:
+        if name in bounds:
+            values[name] = draw(index_values(shape, dtype, bounds[name]))
+            continue
         same = name == "y" and case.params[0][1] == shape and draw(st.booleans())
         values[name] = draw(tensor_values(shape, dtype, case.magnitudes, values["x"] if same else None, case.limit,
                                           case.specials))
@@ -537,6 +605,58 @@ def test_a_sum_of_negative_zeros_is_plus_zero(key):
         values["x"][:2, 1] = pair
     got = _host_and_interp(key, values)
     assert _bits_equal(got, [0.0])
+
+
+def _special_rows(dtype: str) -> torch.Tensor:
+    """Rows with NaN (twice), +-inf, -0 before +0, and ties: what the index rules decide."""
+    g = torch.Generator().manual_seed(9)
+    x = (torch.randn(R, C, generator=g) * 4).round()  # small integers: many ties
+    x[0, 3], x[0, 40], x[0, 60] = NAN, INF, NAN
+    x[1, 2], x[1, 9], x[1, 30] = -0.0, 0.0, -INF
+    x[2, :] = 0.0
+    x[2, 5] = -0.0
+    return x.to(TORCH_DT[dtype])
+
+
+@pytest.mark.parametrize("key", ["argmax/fp32", "argmin/fp32", "argmax/fp16", "argmin/fp16", "argmax_col/fp32",
+                                 "argmin_col/fp16"])
+def test_argmax_and_argmin_give_the_first_extreme_a_nan_counting_as_one(key):
+    """The host's ReduceMax orders -0 below +0 and the interpreter's rule (torch's) counts them
+    equal: the kernel adds +0 first, so both give the first index of the extreme."""
+    x = _special_rows(CASES[key].params[0][2])
+    got = _host_and_interp(key, {"x": x})
+    dim = 0 if "_col" in key else 1
+    want = getattr(torch, key.split("_")[0].split("/")[0])(x, dim=dim, keepdim=True).int()
+    assert torch.equal(got, want), (got.flatten()[:8], want.flatten()[:8])
+
+
+@pytest.mark.parametrize("key", ["argsort/fp32", "argsort_desc/fp32", "argsort/fp16", "argsort_desc/fp16",
+                                 "topk_indices/fp32", "topk_small_indices/fp32", "topk/fp32", "topk_small/fp32"])
+def test_sorts_are_stable_with_nan_above_inf_and_zeros_equal(key):
+    """argsort and topk: ties (and -0, +0) in input order, NaN above +inf, on both backends."""
+    x = _special_rows(CASES[key].params[0][2])
+    got = _host_and_interp(key, {"x": x})
+    descending = "desc" in key or ("topk" in key and "small" not in key)
+    values, indices = torch.sort(x, dim=1, descending=descending, stable=True)
+    k = got.shape[1]
+    want = values[:, :k] if key.startswith(("topk/", "topk_small/")) else indices[:, :k].int()
+    assert torch.equal(got, want) or _bits_equal(got, want.tolist()), (got[0, :8], want[0, :8])
+
+
+@pytest.mark.parametrize("key", ["cumsum/fp32", "cumsum_col/fp32", "cumsum/fp16", "cumprod/fp32", "cumprod_col/fp32"])
+def test_float_scans_accumulate_in_fp32_one_element_after_the_other(key):
+    """1 + 1e-8 + 1e-8 + ... stays 1 on both backends (fp32 partial sums in order, as Add along the
+    axis computes them); torch's CPU scan accumulates in double."""
+    case = CASES[key]
+    x = torch.full(FULL, 1e-8 if "sum" in key else 1.0 + 2 ** -23)
+    x[0, :] = x[:, 0] = 1.0
+    x = x.to(TORCH_DT[case.params[0][2]])
+    got = _host_and_interp(key, {"x": x})
+    dim = 0 if "_col" in key else 1
+    acc = x.float().select(dim, 0).clone()
+    for i in range(1, x.shape[dim]):
+        acc = acc + x.float().select(dim, i) if "sum" in key else acc * x.float().select(dim, i)
+    assert torch.equal(got.select(dim, x.shape[dim] - 1), acc.to(x.dtype))
 
 
 # ---- the property ------------------------------------------------------------------------------

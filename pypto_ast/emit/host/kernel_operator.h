@@ -958,5 +958,7 @@ __aicore__ inline void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>
 
 // Cube unit (AIC): L1/L0 buffers, Nd2Nz DataCopy, LoadData, Mmad, Fixpipe.
 #include "pypto_host_cube.h"
+// Indexing, sorting and scans: CreateVecIndex, Gather, Sort, Extract, CumSum, ascendc_assert.
+#include "pypto_host_index.h"
 
 #endif  // PYPTO_HOST_KERNEL_OPERATOR_H
