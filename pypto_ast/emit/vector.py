@@ -27,7 +27,7 @@ from .. import ir
 from ..ir.casts import saturates
 from .errors import EmitError, unsupported
 from .gm import GVal
-from .vector_int import INT_CTYPES, INT_SIZES, INTEGER_OPS, WHOLE_ROW_OPS, IntegerOps, int_literal
+from .vector_int import INT_CTYPES, INT_SIZES, INTEGER_OPS, IntegerOps, int_literal
 
 CTYPE = {"fp32": "float", "fp16": "half", "int32": "int32_t", "bool": "uint8_t"}
 ES = {"fp32": 4, "fp16": 2, "int32": 4, "bool": 1}
@@ -196,7 +196,7 @@ class SegmentEmitter(IntegerOps):
         for st in s.stores:
             st.kind = self.kind(st.key)
         kinds = {self.kind(k) for k in s.dtype}
-        row_ops = any(op.opcode in REDUCE or op.opcode in ("prod", "expand_clone") or op.opcode in WHOLE_ROW_OPS
+        row_ops = any(op.opcode in REDUCE or op.opcode in ("prod", "expand_clone") or self.integer_whole_rows(op)
                       for op in s.ops)
         # Column tiles only where no op needs whole rows (reductions, row/column broadcasts).
         tc = Cc

@@ -39,7 +39,6 @@ SHIFTS = ("bitwise_left_shift", "bitwise_right_shift")
 DIVISION = ("remainder", "fmod", "floor_div", "ceil_div")
 LOGICAL = ("logical_not", "logical_and", "signbit", "copysign")
 INTEGER_OPS = BITWISE + SHIFTS + DIVISION + LOGICAL + ("gcd", MASK_OF_BYTES)
-WHOLE_ROW_OPS = DIVISION  # the zero-divisor check reads each row's valid columns: no column tiles
 GCD_ROUNDS = 48  # Euclid on |values| < 2^31 takes at most 46 steps (consecutive Fibonacci numbers)
 
 
@@ -84,6 +83,12 @@ class IntegerOps:
     def integer_scratch(self, op) -> int:
         """Scratch slots of one op of the family (the plan's ``_op_scratch``)."""
         return self._int_plan(op)[1]
+
+    def integer_whole_rows(self, op) -> bool:
+        """An integer division by a tensor checks each row's valid columns for a zero divisor:
+        its kernel takes whole rows (no column tiles)."""
+        return op.opcode in DIVISION and self._int_plan(op)[0] in ("int16_mod", "int32_div") and \
+            isinstance(op.operands[1], ir.Value)
 
     def _int_plan(self, op) -> tuple:
         """(variant, scratch slots) of ``op``: which composition it takes, and its UB need."""

@@ -41,6 +41,9 @@ R, C = 3, 67  # rows longer than 64: the fast float loops and the reductions' 16
 TILE_ROWS = 2  # two row tiles, the second one short
 DT = {"fp32": "pypto.DT_FP32", "fp16": "pypto.DT_FP16", "int32": "pypto.DT_INT32", "bool": "pypto.DT_BOOL"}
 TORCH_DT = {"fp32": torch.float32, "fp16": torch.float16, "int32": torch.int32, "bool": torch.bool}
+INTS = ("int8", "uint8", "int16", "uint16", "int32", "uint32")  # the integer family's dtypes (emit/vector_int.py)
+DT.update({d: f"pypto.DT_{d.upper()}" for d in INTS})
+TORCH_DT.update({d: getattr(torch, d) for d in INTS})
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,8 @@ class Case:
     magnitudes: tuple = ()  # background magnitudes to draw from (default: the dtype's)
     atol: float = 0.0  # an absolute error allowed besides rtol
     limit: float = math.inf  # the largest finite |value| drawn (the range the semantics covers)
+    nonzero: str = ""  # a parameter drawn without zeros (a divisor: a zero faults, test_integer_division_by_zero)
+    quotient: float = math.inf  # elements with |x / y| at or past this are outside the semantics (fmod: 2^24)
     scale: str = ""  # "sum-1" / "sum0" / "matmul": rtol is relative to the sum of |terms| (the order differs)
     specials: tuple = ()  # the special values to plant (default: the dtype's)
 
@@ -169,6 +174,49 @@ def _cases() -> list:
     cases.append(Case("matmul_bias/fp16->fp32", 'pypto.matmul(x, y, pypto.DT_FP32, b_trans=True, extend_params={"bias_tensor": z})',
                       (("x", (16, 32), "fp16"), ("y", (16, 32), "fp16"), ("z", (1, 16), "fp32")), ((16, 16), "fp32"),
                       False, APPROX["fp32"], magnitudes=(1.0, 1e-3, 100.0), limit=1e15, scale="matmul"))
+    return cases + _integer_cases()
+
+
+def _integer_cases() -> list:
+    """The integer, bitwise and logical family (emit/vector_int.py; docs/semantics.md, "Integers and bits")."""
+    cases = []
+    for op in ("add", "sub", "mul", "maximum", "minimum"):
+        cases += _binary(op, f"pypto.{op}(x, y)", ("int16",))
+    cases += _unary("neg", "-x", ("int16",))
+    cases += _unary("max_full", f"pypto.maximum(x, pypto.full([{R}, {C}], -7, pypto.DT_INT16))", ("int16",))
+    for op in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        cases += _binary(op, f"pypto.{op}(x, y)", INTS)
+    cases += _unary("bitwise_and_s", "pypto.bitwise_and(x, 255)", ("int16", "uint8"))
+    cases += _unary("bitwise_or_s", "pypto.bitwise_or(x, 6)", ("int32", "int8"))
+    cases += _unary("bitwise_xor_s", "pypto.bitwise_xor(x, -3)", ("int16", "int32"))
+    cases += _unary("bitwise_not", "pypto.bitwise_not(x)", INTS + ("bool",))
+    for op in ("bitwise_left_shift", "bitwise_right_shift"):
+        cases += _binary(op, f"pypto.{op}(x, y)", ("int16",))
+        for k in (3, 20):
+            cases += _unary(f"{op}_{k}", f"pypto.{op}(x, {k})", ("int16",))
+    for d, ops in (("int16", ("remainder",)), ("int32", ("remainder", "floor_div", "ceil_div"))):
+        cases += [Case(f"{op}/{d}", f"pypto.{op}(x, y)", (("x", FULL, d), ("y", FULL, d)), (FULL, d), nonzero="y")
+                  for op in ops]
+    cases += _unary("remainder_s", "x % 3", ("int16",)) + _unary("remainder_s", "pypto.remainder(x, -7)", ("int32",))
+    cases += _unary("floor_div_s", "pypto.floor_div(x, -3)", ("int32",))
+    cases += _unary("ceil_div_s", "pypto.ceil_div(x, 5)", ("int32",))
+    cases.append(Case("gcd/int32", "pypto.gcd(x, y)", (("x", FULL, "int32"), ("y", FULL, "int32")), (FULL, "int32")))
+    cases += _unary("gcd_s", "pypto.gcd(x, 6)", ("int32",))
+    for op in ("fmod", "remainder"):  # exact while |x / y| < 2^24 (docs/semantics.md)
+        cases += [Case(f"{op}/{d}", f"pypto.{op}(x, y)", (("x", FULL, d), ("y", FULL, d)), (FULL, d), quotient=2.0 ** 24)
+                  for d in ("fp32", "fp16")]
+    small = dict(magnitudes=(1.0, 1e-3, 100.0, 1e4, 1e-39), limit=2.0 ** 24)  # |x / 2.5|, |x / 7| < 2^24
+    cases += _unary("remainder_fs", "x % 2.5", **small) + _unary("fmod_s", "pypto.fmod(x, -7.0)", **small)
+    cases += _unary("rremainder_s", "3.25 % x", ("fp32",), magnitudes=(1.0, 100.0, 1e4), specials=ORDER_FREE)
+    cases += _binary("copysign", "pypto.copysign(x, y)") + _unary("copysign_s", "pypto.copysign(x, -0.0)")
+    cases += _unary("signbit", "pypto.signbit(x)", ("fp32", "fp16", "int8", "int16", "int32"), out="bool")
+    cases += _unary("logical_not", "pypto.logical_not(x)", ("fp32", "fp16", "bool") + INTS, out="bool")
+    cases += _binary("logical_and", "pypto.logical_and(x, y)", ("fp32", "bool", "int16"), out="bool")
+    cases.append(Case("logical_and/int16,fp32", "pypto.logical_and(x, y)", (("x", FULL, "int16"), ("y", FULL, "fp32")),
+                      (FULL, "bool")))
+    cases += _binary("greater", "pypto.greater(x, y)", out="bool") + _unary("greater_s", "pypto.greater(x, 0.5)", out="bool")
+    cases.append(Case("where_bool/fp32", "pypto.where(c, x, y)", (("c", FULL, "bool"), ("x", FULL, "fp32"),
+                                                                 ("y", FULL, "fp32")), (FULL, "fp32")))
     return cases
 
 
@@ -194,6 +242,13 @@ MAGNITUDES = {"fp32": [1.0, 1e-3, 100.0, 1e4, 1e30, 1e-39], "fp16": [1.0, 1e-3, 
 COLUMNS = [0, 1, 3, 7, 8, 15, 16, 31, 32, 63, 64, C - 1]
 
 
+def _int_specials(dtype: str) -> list:
+    """INT_SPECIALS that ``dtype`` holds, with its own extremes and the shift widths around 16."""
+    info = torch.iinfo(TORCH_DT[dtype])
+    more = [info.min, info.max, info.min + 1, info.max - 1, 15, 16, 17, -16, 255, 256, 2 ** 15 - 1, -(2 ** 15)]
+    return sorted({v for v in INT_SPECIALS + more if info.min <= v <= info.max})
+
+
 @st.composite
 def tensor_values(draw, shape: tuple, dtype: str, magnitudes: tuple = (), base=None, limit=math.inf,
                   planted: tuple = ()) -> torch.Tensor:
@@ -202,15 +257,20 @@ def tensor_values(draw, shape: tuple, dtype: str, magnitudes: tuple = (), base=N
     rows, cols = shape
     if base is not None:
         t = base.clone()
-    elif dtype == "int32":
+    elif dtype in INTS:
         g = torch.Generator().manual_seed(draw(st.integers(0, 2 ** 16)))
         bound = draw(st.sampled_from(MAGNITUDES["int32"]))
-        t = torch.randint(-bound, bound, shape, generator=g, dtype=torch.int64).to(torch.int32)
+        info = torch.iinfo(TORCH_DT[dtype])
+        t = torch.randint(max(info.min, -bound), min(info.max, bound) + 1, shape, generator=g,
+                          dtype=torch.int64).to(TORCH_DT[dtype])
+    elif dtype == "bool":
+        g = torch.Generator().manual_seed(draw(st.integers(0, 2 ** 16)))
+        t = torch.rand(shape, generator=g) < draw(st.sampled_from([0.1, 0.5, 0.9]))
     else:
         g = torch.Generator().manual_seed(draw(st.integers(0, 2 ** 16)))
         scale = draw(st.sampled_from(list(magnitudes or MAGNITUDES[dtype])))
         t = (torch.randn(shape, generator=g, dtype=torch.float64) * scale).to(TORCH_DT[dtype])
-    specials = st.sampled_from(INT_SPECIALS if dtype == "int32" else
+    specials = st.sampled_from(_int_specials(dtype) if dtype in INTS else [False, True] if dtype == "bool" else
                                [v for v in (planted or _specials(dtype)) if not abs(v) > limit])
     column = st.one_of(st.sampled_from([c for c in COLUMNS if c < cols]), st.integers(0, cols - 1))
     for row, col, value in draw(st.lists(st.tuples(st.integers(0, rows - 1), column, specials), max_size=10)):
@@ -225,9 +285,11 @@ def examples(draw, cases: list):
     case = CASES[draw(st.sampled_from(cases))]
     values = {}
     for name, shape, dtype in case.params:
-        same = name == "y" and case.params[0][1] == shape and draw(st.booleans())
+        same = name == "y" and case.params[0][1:] == (shape, dtype) and draw(st.booleans())
         values[name] = draw(tensor_values(shape, dtype, case.magnitudes, values["x"] if same else None, case.limit,
                                           case.specials))
+        if name == case.nonzero:
+            values[name][values[name] == 0] = 1
     return case, values
 
 
@@ -274,6 +336,11 @@ def disagreement(case: Case, host: torch.Tensor, interp: torch.Tensor, values: O
         return f"dtype/shape {host.dtype}{list(host.shape)} vs {interp.dtype}{list(interp.shape)}"
     if not host.is_floating_point():
         bad = host != interp
+    elif math.isfinite(case.quotient) and values is not None:  # exact inside its range, unspecified past it
+        q = (values["x"].double() / values["y"].double()).abs()
+        outside = q.isfinite() & (q >= case.quotient)
+        same = (host == interp) & (torch.signbit(host) == torch.signbit(interp))
+        bad = ~(same | (host.isnan() & interp.isnan()) | outside)
     else:
         h, i = host.double(), interp.double()
         nan_h, nan_i = h.isnan(), i.isnan()
