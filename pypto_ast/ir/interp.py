@@ -69,9 +69,13 @@ named argument is taken from the operand at its position if present, else from `
     and ``amax``/``amin`` propagate NaN and order -0 < +0, fixing the sign of a zero result that
     torch leaves to its kernel. ``pow`` with a scalar exponent passes torch a Python number, as
     ``x ** p`` does (torch's exact special cases: ``x * x``, ``sqrt``, ...). Integer arithmetic wraps
-    (torch); integer ``pow`` with a negative exponent and integer ``remainder`` by zero are
-    errors. ``cbrt`` computes in fp64. ``round`` is half-to-even. ``exp2/expm1`` on
-    integers give fp32.
+    (torch); integer ``pow`` with a negative exponent and an integer ``remainder`` /
+    ``floor_div`` / ``ceil_div`` by zero are errors. ``cbrt`` computes in fp64. ``round`` is
+    half-to-even. ``exp2/expm1`` on integers give fp32.
+  * Integers and bits (``bitwise_*``, shifts, ``gcd``, ``floor_div``, ``ceil_div``, ``copysign``):
+    torch's results (``ceil_div`` exact in int64, wrapping back); ``bitwise_not`` of uint16 /
+    uint32 goes through the signed type (torch has none); ``logical_and`` takes operands of
+    different dtypes. Their dtypes are the op pages' (``ir/op_dtypes.py``, the front end's too).
   * Broadcasting: torch rules on the declared shapes (an error if incompatible). The result's
     valid extent on each axis is the smallest valid extent among the operands that are not
     broadcast along it (elements outside any operand's valid region are not produced).

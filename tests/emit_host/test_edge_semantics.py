@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from pypto_ast import live, pipeline
 from pypto_ast.emit import ascendc
-from pypto_ast.emit.errors import EmitError
+from pypto_ast.emit.errors import UNSUPPORTED, EmitError
 from pypto_ast.emit.host_backend import HostLaunch
 from pypto_ast.ir.interp import run_program
 
@@ -684,3 +684,194 @@ def test_a_wrapping_cast_to_int32_is_refused_on_the_host(tmp_path):
     with pytest.raises(EmitError, match="satmode OFF") as caught:
         ascendc.emit_program(program)
     assert caught.value.span is not None and caught.value.span.line == 7
+
+
+# ---- the integer, bitwise and logical family ----------------------------------------------------
+
+INT32_EXTREMES = [0, 1, -1, 2, -2, 3, 7, -5, 46341, -46341, 65535, 2 ** 24, 2 ** 24 + 1, -(2 ** 24 + 1), 123456789,
+                  -987654321, 2 ** 30, -(2 ** 30), 2 ** 31 - 128, 2 ** 31 - 65, 2 ** 31 - 64, -(2 ** 31) + 1,
+                  2 ** 31 - 1, -(2 ** 31)]
+
+
+def _wrap32(v: int) -> int:
+    return (v + 2 ** 31) % 2 ** 32 - 2 ** 31
+
+
+def _batches(pairs: list, dtype: str):
+    """(x, y) tiles of R x C holding ``pairs`` (padded with (1, 1)), one per launch."""
+    for start in range(0, len(pairs), R * C):
+        chunk = pairs[start:start + R * C]
+        chunk = chunk + [(1, 1)] * (R * C - len(chunk))
+        xs, ys = zip(*chunk)
+        yield (torch.tensor(xs, dtype=torch.int64).to(TORCH_DT[dtype]).reshape(R, C),
+               torch.tensor(ys, dtype=torch.int64).to(TORCH_DT[dtype]).reshape(R, C))
+
+
+@pytest.mark.parametrize("op", ["remainder", "floor_div", "ceil_div"])
+def test_int32_division_is_exact_for_every_pair_of_extremes(op):
+    """A2 has no integer division: pypto computes it in float and promises int32 only within
+    +-2^24 (its remainder page). The host's two quotient estimates and one correction are exact for
+    every int32, as torch: each pair of extremes (INT_MIN // -1 wraps to INT_MIN)."""
+    pairs = [(a, b) for a in INT32_EXTREMES for b in INT32_EXTREMES if b != 0]
+    exact = {"remainder": lambda a, b: a - b * (a // b), "floor_div": lambda a, b: a // b,
+             "ceil_div": lambda a, b: -((-a) // b)}[op]
+    for x, y in _batches(pairs, "int32"):
+        got = _host_and_interp(f"{op}/int32", {"x": x, "y": y})
+        want = [_wrap32(exact(a, b)) for a, b in zip(x.flatten().tolist(), y.flatten().tolist())]
+        assert got.flatten().tolist() == want
+
+
+@pytest.mark.parametrize("key", ["remainder/int16", "remainder/int32", "floor_div/int32", "ceil_div/int32"])
+def test_integer_division_by_zero_faults_on_both_backends(key):
+    """An integer division by 0 is an error in torch and chip-defined on the NPU (pypto's op pages);
+    both backends stop with a located error: the interpreter's InterpError, the kernel's
+    ascendc_assert over the divisor's valid elements (a HardwareFault on the host)."""
+    from pypto_ast.emit.host_backend import HostRunError
+    from pypto_ast.ir.interp import InterpError
+
+    case = CASES[key]
+    program, launch, names = _program(case)
+    values = _filled(case, 5)
+    values["y"][1, C - 1] = 0  # the last column of the second row tile's row: its tail
+    args = dict(values, out=torch.zeros(FULL, dtype=TORCH_DT[case.out[1]]))
+    with pytest.raises(HostRunError, match="integer division by zero") as host:
+        launch.launch([args[n] for n in names])
+    with pytest.raises(InterpError, match="integer division by zero") as interp:
+        run_program(program, dict(args))
+    assert host.value.span is not None and interp.value.span is not None
+
+
+def test_gcd_is_torchs_at_int_min_and_on_fibonacci_numbers():
+    """gcd follows torch's Euclid loop bit for bit: |INT_MIN| wraps to INT_MIN, so gcd(INT_MIN, 6)
+    is -2 and gcd(INT_MIN, 0) is INT_MIN; consecutive Fibonacci numbers take the most steps (45 for
+    values below 2^31, within the kernel's 48 rounds)."""
+    fib = [1, 2]
+    while fib[-1] + fib[-2] < 2 ** 31:
+        fib.append(fib[-1] + fib[-2])
+    pairs = [(a, b) for a in INT32_EXTREMES for b in INT32_EXTREMES] + list(zip(fib[1:], fib)) + list(zip(fib, fib[1:]))
+    for x, y in _batches(pairs, "int32"):
+        got = _host_and_interp("gcd/int32", {"x": x, "y": y})
+        assert torch.equal(got, torch.gcd(x, y))
+    x, y = next(_batches([(-(2 ** 31), 6), (-(2 ** 31), 0), (0, 0), (fib[-1], fib[-2])], "int32"))
+    assert _host_and_interp("gcd/int32", {"x": x, "y": y}).flatten()[:4].tolist() == [-2, -(2 ** 31), 0, 1]
+
+
+@pytest.mark.parametrize("op", ["bitwise_left_shift", "bitwise_right_shift"])
+def test_shifts_by_amounts_outside_the_width_are_torchs(op):
+    """A2 shifts by a scalar in [0, 16] only; the host composes a shift by a tensor from the amount's
+    bits. Amounts outside [0, 15] give torch's answer: 0 to the left, the sign to the right."""
+    amounts = [-32768, -17, -16, -1, 0, 1, 7, 14, 15, 16, 17, 32767]
+    pairs = [(a, b) for a in (-32768, -300, -1, 0, 1, 5, 300, 32767) for b in amounts]
+    for x, y in _batches(pairs, "int16"):
+        got = _host_and_interp(f"{op}/int16", {"x": x, "y": y})
+        assert torch.equal(got, getattr(torch, op)(x, y))
+    for k in (3, 20):
+        x = next(_batches(pairs, "int16"))[0]
+        assert torch.equal(_host_and_interp(f"{op}_{k}/int16", {"x": x}), getattr(torch, op)(x, k))
+
+
+@pytest.mark.parametrize("key", ["fmod/fp32", "remainder/fp32", "fmod/fp16", "remainder/fp16"])
+def test_fmod_and_remainder_are_exact_while_the_quotient_is_below_2_to_the_24(key):
+    """A2's own Fmod is x - trunc(x / y) * y, off by the rounding of the product; the host takes
+    the product exactly (Dekker), so fmod and remainder are torch's bit for bit while |x / y| < 2^24,
+    signed zeros, infinities, NaN and denormals included."""
+    dt = key[-4:]
+    big = 3.4e38 if dt == "fp32" else 65504.0
+    tiny = 1e-45 if dt == "fp32" else 2.0 ** -24
+    xs = [5.0, -5.0, 5.0, INF, 1.0, -0.0, -1.0, 0.0, -3.0, NAN, -INF, -4.0, 4.0, 7.5, -7.5, big, -big, tiny, 2.5, 1e4]
+    ys = [3.0, 3.0, 0.0, 2.0, INF, 2.0, INF, -2.0, 3.0, 1.0, 2.0, 2.0, -2.0, -INF, 0.5, big, 3e34 if dt == "fp32" else 8.0,
+          tiny, -0.75, 3.3]
+    values = _filled(CASES[key])
+    values["x"][0, :len(xs)] = torch.tensor(xs).to(TORCH_DT[dt])
+    values["y"][0, :len(ys)] = torch.tensor(ys).to(TORCH_DT[dt])
+    g = torch.Generator().manual_seed(17)
+    values["x"][1:] = (torch.randn(R - 1, C, generator=g) * 1000).to(TORCH_DT[dt])
+    values["y"][1:] = (torch.randn(R - 1, C, generator=g) * 3).to(TORCH_DT[dt])
+    got = _host_and_interp(key, values)
+    want = getattr(torch, key.split("/")[0])(values["x"].float(), values["y"].float()).to(TORCH_DT[dt])
+    assert _bits_equal(got, want.tolist()), (got[0, :len(xs)].tolist(), want[0, :len(xs)].tolist())
+
+
+def test_copysign_and_signbit_read_the_sign_bit():
+    """copysign takes y's sign bit (-0.0 and a negative NaN count) and signbit reads it (signbit(-0.0)
+    and of -NaN are True), as torch: the host masks the bits (And / Or, ShiftRight by 31)."""
+    neg_nan = -torch.tensor(NAN)
+    y = torch.tensor([-0.0, 0.0, NAN, 1.0, -INF, -1e-45]).tolist() + [neg_nan.item()]
+    values = _filled(CASES["copysign/fp32"], 2.5)
+    values["y"][0, :len(y)] = torch.tensor(y)
+    values["y"][0, len(y) - 1] = neg_nan
+    got = _host_and_interp("copysign/fp32", values)
+    assert torch.equal(torch.signbit(got[0, :len(y)]), torch.signbit(values["y"][0, :len(y)]))
+    values = _filled(CASES["signbit/fp32"], 1.0)
+    values["x"][0, :len(y)] = torch.tensor(y)
+    values["x"][0, len(y) - 1] = neg_nan
+    got = _host_and_interp("signbit/fp32", values)
+    assert got[0, :len(y)].tolist() == [True, False, False, False, True, True, True]
+
+
+def test_a_bool_tensor_read_from_gm_drives_where_and_the_logical_ops():
+    """A DT_BOOL parameter stopped the emitter ('reading @c of dtype bool'): its bytes are now read
+    and turned into Select's bit mask (Cast to half, CompareScalar != 0)."""
+    g = torch.Generator().manual_seed(23)
+    c, d = torch.rand(R, C, generator=g) < 0.5, torch.rand(R, C, generator=g) < 0.5
+    x, y = torch.randn(R, C, generator=g), torch.randn(R, C, generator=g)
+    assert torch.equal(_host_and_interp("where_bool/fp32", {"c": c, "x": x, "y": y}), torch.where(c, x, y))
+    assert torch.equal(_host_and_interp("logical_and/bool", {"x": c, "y": d}), c & d)
+    assert torch.equal(_host_and_interp("logical_not/bool", {"x": c}), ~c)
+
+
+REMAINDER_TILES = '''
+import pypto
+
+
+@pypto.frontend.jit
+def tiles(a: pypto.Tensor([72, 71], pypto.DT_INT16), b: pypto.Tensor([72, 71], pypto.DT_INT16),
+          out: pypto.Tensor([72, 71], pypto.DT_INT16)):
+    pypto.set_vec_tile_shapes(16, 16)
+    for bidx in pypto.loop(3, name="b0", idx_name="bidx"):
+        for sidx in pypto.loop(3, name="s0", idx_name="sidx"):
+            valid = [pypto.min(32, 72 - bidx * 32), pypto.min(32, 71 - sidx * 32)]
+            x = pypto.view(a, [32, 32], [bidx * 32, sidx * 32], valid_shape=valid)
+            y = pypto.view(b, [32, 32], [bidx * 32, sidx * 32], valid_shape=valid)
+            z = pypto.bitwise_xor(pypto.remainder(x, y), pypto.bitwise_left_shift(x, 3))
+            pypto.assemble(z, [bidx * 32, sidx * 32], out)
+'''
+
+
+def test_partial_tiles_of_an_int16_kernel_match_torch(tmp_path):
+    """The official int16 tests' shape: [32, 32] views of a [72, 71] tensor, the last ones partial
+    (valid 8 rows, 7 columns): remainder's zero check reads only the valid elements of each tile,
+    whatever lies past them; results are torch's."""
+    path = tmp_path / "tiles.py"
+    path.write_text(REMAINDER_TILES)
+    program = pipeline.lower(live.find_kernel(live.load_module(str(path))))
+    names = [p.name for p in program.params]
+    launch = HostLaunch.build(program, ascendc.emit_program(program), names)
+    g = torch.Generator().manual_seed(29)
+    a = torch.randint(-2 ** 15, 2 ** 15, (72, 71), generator=g, dtype=torch.int32).to(torch.int16)
+    b = torch.randint(1, 300, (72, 71), generator=g, dtype=torch.int32).to(torch.int16)
+    b[::3] = -b[::3]
+    outs = []
+    for backend in ("host", "interp"):
+        args = {"a": a, "b": b, "out": torch.zeros(72, 71, dtype=torch.int16)}
+        launch.launch([args[n] for n in names]) if backend == "host" else run_program(program, args)
+        outs.append(args["out"])
+    want = torch.bitwise_xor(torch.remainder(a, b), torch.bitwise_left_shift(a, 3))
+    assert torch.equal(outs[0], want) and torch.equal(outs[1], want)
+
+
+@pytest.mark.parametrize("expr,dtype,what", [("pypto.gcd(x, y)", "int16", "op 'gcd' on dtype int16"),
+                                             ("pypto.floor_div(x, y)", "fp32", "op 'floor_div' on dtype fp32")])
+def test_an_integer_op_the_emitter_lacks_is_a_located_gap(tmp_path, expr, dtype, what):
+    """A dtype the op page allows but the emitter does not compose yet is PTO109 naming op and dtype,
+    at the op's line (the front end's PTO106 is for what pypto itself refuses)."""
+    path = tmp_path / "gap.py"
+    path.write_text("import pypto\n\n\n@pypto.frontend.jit\n"
+                    f"def gap(x: pypto.Tensor([4, 64], {DT[dtype]}), y: pypto.Tensor([4, 64], {DT[dtype]}),\n"
+                    f"        out: pypto.Tensor([4, 64], {DT[dtype]})):\n"
+                    "    pypto.set_vec_tile_shapes(4, 64)\n"
+                    f"    out[:] = {expr}\n")
+    program = pipeline.lower(live.find_kernel(live.load_module(str(path))))
+    with pytest.raises(EmitError, match=what) as caught:
+        ascendc.emit_program(program)
+    assert UNSUPPORTED in caught.value.message and caught.value.span is not None and caught.value.span.line == 8
