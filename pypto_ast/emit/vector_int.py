@@ -190,24 +190,24 @@ class IntegerOps:
             lines.append(f"AscendC::Duplicate({scr}, {self._int_lit(v, dt)}, {count16 * 2 // _SIZE[dt]});")
         return scr
 
-    def _int_bit_operands(self, i, ops, dt, count16, lines):
+    def _int_bit_operands(self, i, op, ops, dt, count16, lines):
         x = self.ref(ops[0][1]) if ops[0][0] == "t" else None
         if x is None:
-            unsupported("a bitwise op of a scalar and a tensor (the scalar first)", None)
+            unsupported(f"'{op.opcode}' of a scalar and a tensor (the scalar first)", op.span)
         y = self.ref(ops[1][1]) if ops[1][0] == "t" else self._int_bit_scalar(i, 0, ops[1][1], dt, count16, lines)
         return x, y
 
     def _emit_bits(self, i, op, ops, res, dt, dst, n):
         c = self._int_bit_count(res, dt, n)
         lines: list = []
-        x, y = self._int_bit_operands(i, ops, dt, c, lines)
+        x, y = self._int_bit_operands(i, op, ops, dt, c, lines)
         fn = "And" if op.opcode == "bitwise_and" else "Or"
         return lines + [f"AscendC::{fn}({_u16(dst, dt)}, {_u16(x, dt)}, {_u16(y, dt)}, {c});"]
 
     def _emit_xor(self, i, op, ops, res, dt, dst, n):
         c = self._int_bit_count(res, dt, n)
         lines: list = []
-        x, y = self._int_bit_operands(i, ops, dt, c, lines)
+        x, y = self._int_bit_operands(i, op, ops, dt, c, lines)
         t = _u16(self._int_scratch_ref(i, len(lines), dt), dt)
         x, y, d = _u16(x, dt), _u16(y, dt), _u16(dst, dt)
         return lines + [f"AscendC::And({t}, {x}, {y}, {c});  // a ^ b = (a | b) & ~(a & b)",

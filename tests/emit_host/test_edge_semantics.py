@@ -875,3 +875,35 @@ def test_an_integer_op_the_emitter_lacks_is_a_located_gap(tmp_path, expr, dtype,
     with pytest.raises(EmitError, match=what) as caught:
         ascendc.emit_program(program)
     assert UNSUPPORTED in caught.value.message and caught.value.span is not None and caught.value.span.line == 8
+
+
+BOOL_THROUGH_GM = '''
+import pypto
+
+
+@pypto.frontend.jit
+def masks(x: pypto.Tensor([4, 64], pypto.DT_FP32), y: pypto.Tensor([4, 64], pypto.DT_INT16),
+          out: pypto.Tensor([4, 64], pypto.DT_BOOL)):
+    pypto.set_vec_tile_shapes(4, 64)
+    scratch = pypto.tensor([4, 64], pypto.DT_BOOL, "scratch")
+    scratch[:] = pypto.logical_not(x)
+    out[:] = pypto.logical_and(pypto.logical_not(scratch), y)
+'''
+
+
+def test_a_bool_value_goes_through_gm_as_bytes_and_comes_back_as_a_mask(tmp_path):
+    """A bool written to a pypto.tensor local and read back by the next kernel: stored as one byte
+    each (Select, Cast half -> uint8), read as bytes and turned into a mask again."""
+    path = tmp_path / "masks.py"
+    path.write_text(BOOL_THROUGH_GM)
+    program = pipeline.lower(live.find_kernel(live.load_module(str(path))))
+    files = ascendc.emit_program(program)
+    assert sum(name.endswith(".cpp") and name != "control.cpp" for name in files) == 2, sorted(files)
+    names = [p.name for p in program.params]
+    launch = HostLaunch.build(program, files, names)
+    x = torch.tensor([0.0, -0.0, 1.0, NAN, -INF, 2.5, 0.0, 3.0] * 32).reshape(4, 64)
+    y = torch.tensor([0, 1, -2, 0, 3, 0, 7, 0] * 32, dtype=torch.int16).reshape(4, 64)
+    for backend in ("host", "interp"):
+        args = {"x": x, "y": y, "out": torch.zeros(4, 64, dtype=torch.bool)}
+        launch.launch([args[n] for n in names]) if backend == "host" else run_program(program, args)
+        assert torch.equal(args["out"], (x != 0) & (y != 0)), backend
