@@ -37,12 +37,14 @@ from .errors import EmitError, unsupported
 from .gm import GVal
 from .index import OPS as INDEX_OPS, IndexLaunch, IndexPlanner
 from .vector import CTYPE, ES, HONOURED_ATTRS, REDUCE, VECTOR_OPS, Load, Segment, SegmentEmitter, Store
+from .vector_int import MASK_OF_BYTES
 
 __all__ = ["EmitError", "emit_program", "UB_BUDGET", "CTYPE"]
 
 UB_BUDGET = 184 * 1024  # emitter budget (ascendc.md §1.2 / §15)
 MAX_DIMS = 8
 SUPPORTED_DTYPES = ("fp32", "fp16", "int32")
+SUPPORTED_DTYPES += ("int16", "uint16", "int8", "uint8", "uint32")  # the integer family: vector_int.py
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1  # the control program's integers
 INDEX_LIMIT = 2 ** 31
 """The kernels count rows, columns, bytes of a row and tiles in ``uint32_t`` and step them by a
@@ -435,8 +437,6 @@ class _BlockPlanner:
             return g
         seg = self.ub[name]
         dt = seg.dtype[name]
-        if dt == "bool":
-            unsupported(f"a boolean mask (%{name}) that crosses kernels or is stored", span)
         rows, cols = seg.shape2[name]
         shape = (rows,) if name in self.nokeep else self._ir_shape.get(name, (rows, cols))
         buf = self.P.new_ws(dt, shape, name in self.P.returned)
@@ -685,6 +685,8 @@ class _BlockPlanner:
         if seg.has(key):
             return key
         g = self.gval_of(x, span)
+        if g.dtype == "bool":
+            return self._load_bool(key, g, span)
         if g.dtype not in SUPPORTED_DTYPES:
             unsupported(f"reading {key} of dtype {g.dtype}", span)
         seg.loads.append(Load(key, g))
@@ -692,6 +694,20 @@ class _BlockPlanner:
         seg.shape2[key] = (g.rows, g.cols)
         seg.dtype[key] = g.dtype
         self.vext[key] = (g.vr, g.vc)
+        return key
+
+    def _load_bool(self, key: str, g: GVal, span) -> str:
+        """A bool tensor is one byte per element in GM and a bit mask in UB (Compare's output, what
+        Select and the logical ops take): its bytes are loaded under ``key.bytes`` and turned into
+        the mask ``key`` by an internal op (vector_int.py, MASK_OF_BYTES)."""
+        seg = self.cur
+        raw = key + ".bytes"
+        seg.loads.append(Load(raw, g))
+        seg.read.add(g.buf.name)
+        seg.shape2[raw] = seg.shape2[key] = (g.rows, g.cols)
+        seg.dtype[raw], seg.dtype[key] = "uint8", "bool"
+        self.vext[raw] = self.vext[key] = (g.vr, g.vc)
+        seg.ops.append(ir.Op((key,), MASK_OF_BYTES, (ir.Value(raw),), span=span))
         return key
 
     # -- writes --------------------------------------------------------------------------

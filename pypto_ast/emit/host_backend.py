@@ -20,6 +20,7 @@ from .build import load_library
 from .host_runtime import build_program
 _DTYPES = {"fp32": "float32", "fp16": "float16", "int32": "int32", "bf16": "bfloat16", "int8": "int8",
            "bool": "bool", "int64": "int64", "int16": "int16", "uint8": "uint8"}
+_DTYPES.update(uint16="uint16", uint32="uint32")  # the integer family's (emit/vector_int.py)
 MAX_DIMS = 8
 
 

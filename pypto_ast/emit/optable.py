@@ -32,25 +32,28 @@ class Emitted:
 
 F = ("fp32", "fp16")
 FI = ("fp32", "fp16", "int32")
+FI16 = FI + ("int16",)
+INTS = ("int8", "uint8", "int16", "uint16", "int32", "uint32")
+_INTEGER = "emit/vector_int.py"
 _ELEMENTWISE = "runtime/elementwise.cpp"
 _REDUCE = "runtime/reduce.cpp"
 
 EMITTED = (
     # arithmetic
-    Emitted("add", FI, ("Add", "Adds", "Axpy"), f"{_ELEMENTWISE}: IEEE add (integers wrap); Axpy for alpha",
+    Emitted("add", FI16, ("Add", "Adds", "Axpy"), f"{_ELEMENTWISE}: IEEE add (integers wrap); Axpy for alpha",
             ("add", "add_s", "add_alpha")),
-    Emitted("sub", FI, ("Sub", "Adds", "Axpy"), f"{_ELEMENTWISE}: IEEE subtract; scalar as Adds(-s); Axpy for alpha",
+    Emitted("sub", FI16, ("Sub", "Adds", "Axpy"), f"{_ELEMENTWISE}: IEEE subtract; scalar as Adds(-s); Axpy for alpha",
             ("sub", "sub_s", "rsub_s", "sub_alpha")),
-    Emitted("mul", FI, ("Mul", "Muls"), f"{_ELEMENTWISE}: IEEE multiply (integers wrap)", ("mul", "mul_s", "mul_0")),
+    Emitted("mul", FI16, ("Mul", "Muls"), f"{_ELEMENTWISE}: IEEE multiply (integers wrap)", ("mul", "mul_s", "mul_0")),
     Emitted("div", F, ("Div", "Muls", "Reciprocal"),
             f"{_ELEMENTWISE}: IEEE divide; Muls only by an exact power-of-two reciprocal",
             ("div", "div_s", "div_pow2", "rdiv_s", "div_row", "rdiv_row", "div_col")),
-    Emitted("maximum", FI, ("Max", "Maxs"), f"{_ELEMENTWISE}: IEEE 754-2019 maximum (NaN propagates, -0 < +0)",
+    Emitted("maximum", FI16, ("Max", "Maxs"), f"{_ELEMENTWISE}: IEEE 754-2019 maximum (NaN propagates, -0 < +0)",
             ("maximum", "max_s", "max_0", "max_row")),
-    Emitted("minimum", FI, ("Min", "Mins"), f"{_ELEMENTWISE}: IEEE 754-2019 minimum", ("minimum", "min_s", "min_0",
+    Emitted("minimum", FI16, ("Min", "Mins"), f"{_ELEMENTWISE}: IEEE 754-2019 minimum", ("minimum", "min_s", "min_0",
                                                                                       "min_col")),
     Emitted("clip", F, ("Maxs", "Mins"), f"{_ELEMENTWISE}: Maxs then Mins", ("clip",)),
-    Emitted("neg", FI, ("Muls",), f"{_ELEMENTWISE}: Muls(-1)", ("neg",)),
+    Emitted("neg", FI16, ("Muls",), f"{_ELEMENTWISE}: Muls(-1)", ("neg",)),
     Emitted("abs", F, ("Abs",), f"{_ELEMENTWISE}: exact", ("abs",)),
     Emitted("relu", F, ("Relu",), f"{_ELEMENTWISE}: Maxs(x, 0)", ("relu",)),
     Emitted("lrelu", F, ("CompareScalar", "Muls", "Select"), f"{_ELEMENTWISE}: x >= 0 ? x : slope * x", ("lrelu",)),
@@ -103,6 +106,34 @@ EMITTED = (
     Emitted("matmul", ("fp16->fp16", "fp16->fp32", "fp32->fp32"), ("LoadData", "Mmad", "Fixpipe"),
             "runtime/cube.cpp: GM -> L1 -> L0A/L0B, Mmad accumulates exactly (double), Fixpipe rounds once",
             ("matmul", "matmul_bias")),
+    # integers, bits and logic (composed exactly from the A2 API: docs/design.md §11)
+    Emitted("bitwise_and", INTS, ("And",), f"{_INTEGER}: And on a uint16 view; runtime/integer.cpp",
+            ("bitwise_and", "bitwise_and_s")),
+    Emitted("bitwise_or", INTS, ("Or",), f"{_INTEGER}: Or on a uint16 view", ("bitwise_or", "bitwise_or_s")),
+    Emitted("bitwise_xor", INTS, ("And", "Not", "Or"), f"{_INTEGER}: (a | b) & ~(a & b)",
+            ("bitwise_xor", "bitwise_xor_s")),
+    Emitted("bitwise_not", INTS + ("bool",), ("Not",), f"{_INTEGER}: Not on a uint16 view (bool: on the mask)",
+            ("bitwise_not",)),
+    Emitted("bitwise_left_shift", ("int16",), ("ShiftLeft",), f"{_INTEGER}: by a scalar ShiftLeft; by a tensor "
+            "each bit of the amount selects a shift", ("bitwise_left_shift", "bitwise_left_shift_3")),
+    Emitted("bitwise_right_shift", ("int16",), ("ShiftRight",), f"{_INTEGER}: as the left shift",
+            ("bitwise_right_shift", "bitwise_right_shift_3")),
+    Emitted("remainder", ("fp32", "fp16", "int16", "int32"), ("Div", "Cast"), f"{_INTEGER}: floats exact while "
+            "|x / y| < 2^24; integers by float quotient estimates and a correction (exact); a zero divisor faults",
+            ("remainder", "remainder_s")),
+    Emitted("fmod", F, ("Div", "Cast"), f"{_INTEGER}: x - trunc(x / y) * y with the product exact", ("fmod", "fmod_s")),
+    Emitted("floor_div", ("int32",), ("Div", "Cast"), f"{_INTEGER}: as the integer remainder",
+            ("floor_div", "floor_div_s")),
+    Emitted("ceil_div", ("int32",), ("Div", "Cast"), f"{_INTEGER}: as the integer remainder", ("ceil_div", "ceil_div_s")),
+    Emitted("gcd", ("int32",), ("Select",), f"{_INTEGER}: torch's loop, 48 rounds on every lane", ("gcd", "gcd_s")),
+    Emitted("copysign", F, ("And", "Or"), f"{_INTEGER}: the sign bit of y onto |x|", ("copysign", "copysign_s")),
+    Emitted("signbit", ("fp32", "fp16", "int32", "int16", "int8"), ("CompareScalar",), f"{_INTEGER}: the sign bit",
+            ("signbit",)),
+    Emitted("logical_not", INTS + F + ("bool",), ("CompareScalar",), f"{_INTEGER}: x == 0 (bool: Not on the mask)",
+            ("logical_not",)),
+    Emitted("logical_and", ("fp32", "int16", "bool"), ("CompareScalar", "And"), f"{_INTEGER}: each operand != 0, "
+            "And of the masks", ("logical_and",)),
+    Emitted("greater", F, ("Compare", "CompareScalar"), f"{_ELEMENTWISE}: gt", ("greater", "greater_s")),
     # index ops: a kernel each, GM in and out (emit/index.py; runtime/index.cpp, pypto_host_index.h)
     Emitted("argmax", F, ("ReduceMax", "Compare", "Select"), "last axis: ReduceMax with calIndex; other axes: Compare "
             "and Select over the rows (the first extreme; NaN counts as one)", ("argmax", "argmax_col")),
@@ -146,12 +177,9 @@ LOWERED_INTO = {
 GAPS = {
     name: "pypto-ast's Ascend C emitter does not support it yet (PTO109)"
     for name in (
-        "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh",
-        "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
-        "cbrt", "ceil_div", "conv", "copysign", "cosh", "dequantize", "erf", "erfc",
-        "floor_div", "fmod", "gcd", "greater", "hypot", "isfinite", "logical_and", "logical_not",
-        "normal", "pad", "prelu", "quantize", "remainder", "signbit",
-        "sinh", "softmax", "tan", "tanh", "tril", "triu", "uniform", "var",
+        "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "conv", "cosh", "dequantize", "erf",
+        "erfc", "hypot", "isfinite", "normal", "pad", "prelu", "quantize", "sinh", "softmax", "tan", "tanh",
+        "tril", "triu", "uniform", "var",
     )
 }
 """Ops the front end lowers that the emitter stops at, with the reason."""

@@ -28,6 +28,7 @@ from ..ir.casts import saturates
 from .errors import EmitError, unsupported
 from . import gm
 from .gm import GVal
+from .vector_int import INT_CTYPES, INT_SIZES, INTEGER_OPS, IntegerOps, int_literal
 
 CTYPE = {"fp32": "float", "fp16": "half", "int32": "int32_t", "bool": "uint8_t"}
 ES = {"fp32": 4, "fp16": 2, "int32": 4, "bool": 1}
@@ -53,6 +54,11 @@ HONOURED_ATTRS = {
 """The attributes the vector emitter reads, per opcode: an op carrying any other is refused (PTO109),
 never emitted as if it were absent (round(x, decimals=1) once came out as round(x))."""
 ROUND_MODES = ("CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC", "CAST_ODD")
+# the integer, bitwise and logical family (vector_int.py composes it from the A2 API)
+CTYPE.update(INT_CTYPES)
+ES.update(INT_SIZES)
+COMPARE["greater"] = "GT"  # pypto.greater is gt
+VECTOR_OPS |= {"greater"} | set(INTEGER_OPS)
 
 
 @dataclass
@@ -99,10 +105,8 @@ def _sval(x):
 
 def lit(v, dt: str, span=None) -> str:
     """A C++ literal of the element type."""
-    if dt == "int32":
-        if float(v) != int(v):
-            unsupported(f"non-integer scalar {v} on int32", span)
-        return f"static_cast<int32_t>({int(v)})"
+    if dt == "int32" or dt in INT_CTYPES:
+        return int_literal(v, dt, span)
     v = float(v)
     if not math.isfinite(v):
         return ("static_cast<half>(" if dt == "fp16" else "static_cast<float>(") + \
@@ -170,7 +174,7 @@ def _pow_kind(p: float) -> str:
     return "real"
 
 
-class SegmentEmitter:
+class SegmentEmitter(IntegerOps):
     def __init__(self, seg: Segment, source: str, line_directives: bool, budget: int):
         self.s, self.source, self.lines_on, self.budget = seg, source, line_directives, budget
 
@@ -201,7 +205,8 @@ class SegmentEmitter:
         for st in s.stores:
             st.kind = self.kind(st.key)
         kinds = {self.kind(k) for k in s.dtype}
-        row_ops = any(op.opcode in REDUCE or op.opcode in ("prod", "expand_clone", "arange") for op in s.ops)
+        row_ops = any(op.opcode in REDUCE or op.opcode in ("prod", "expand_clone", "arange")
+                      or self.integer_whole_rows(op) for op in s.ops)
         # Column tiles only where no op needs whole rows (reductions, row/column broadcasts, arange:
         # its fill counts from the row's first column).
         tc = Cc
@@ -338,7 +343,8 @@ class SegmentEmitter:
 
     def _needs_full_work(self) -> bool:
         return any(op.opcode in ("div", "sub", "where", "sign", "pow", "sin", "cos") or op.opcode in COMPARE
-                   or (op.opcode == "round" and op.attr("decimals", 0)) for op in self.s.ops)
+                   or (op.opcode == "round" and op.attr("decimals", 0)) for op in self.s.ops) \
+            or any(st.gval.dtype == "bool" for st in self.s.stores)
 
     def _scratch_count(self, op) -> int:
         """Scratch slots of one op: its own, and one more for an fp16 op computed in fp32."""
@@ -346,6 +352,8 @@ class SegmentEmitter:
 
     def _op_scratch(self, op) -> int:
         code = op.opcode
+        if code in INTEGER_OPS:
+            return self.integer_scratch(op)
         if code in ("expm1", "log1p"):
             return 4
         if code in ("sin", "cos"):
@@ -695,6 +703,8 @@ class SegmentEmitter:
         out: list = []
         cm = f"  // %{res} = {code}"
         ops = [self._operand(x, span) for x in op.operands if not isinstance(x, tuple)]
+        if code in INTEGER_OPS:
+            return self.integer_op(i, op, ops, res, dt, dst, n, cm)
 
         if code in BINARY:
             a, b = ops

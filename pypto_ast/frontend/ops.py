@@ -14,6 +14,7 @@ import math
 from typing import Any, Optional
 
 from .. import ir
+from ..ir.op_dtypes import refusal
 from .api import DTYPES
 from .values import UNKNOWN, DType, Sym, Tensor
 
@@ -259,7 +260,17 @@ def binary(ctx, name, args, kwargs):
         raise OpError(f"pypto.{name}: unsupported operand {_kind(b)}")
     attrs = {k: kwargs[k] for k in ("alpha",) if k in kwargs}
     dtype = a.dtype if a.dtype is not None else getattr(b, "dtype", None)
+    _check_op_page(name, a, b)
     return ctx.emit(name, (a, b), attrs, shape, dtype, tile="vec", valid=_valid_of(a, b))
+
+
+def _check_op_page(name, *operands):
+    """An operand dtype the op page excludes is pypto's refusal (ir/op_dtypes.py), not a gap of ours."""
+    for x in operands:
+        if isinstance(x, Tensor) and x.dtype is not None:
+            problem = refusal(name, x.dtype.ir)
+            if problem:
+                raise OpError(problem)
 
 
 def compare(ctx, name, args, kwargs):
@@ -268,6 +279,7 @@ def compare(ctx, name, args, kwargs):
     a, b = args[0], args[1]
     a = _tensor(a, f"the first operand of pypto.{name}")
     shape = broadcast(a.shape, b.shape) if isinstance(b, Tensor) else a.shape
+    _check_op_page(name, a, b)
     return ctx.emit(name, (a, b), {}, shape, BOOL, tile="vec", valid=_valid_of(a, b))
 
 
@@ -277,6 +289,7 @@ def unary(ctx, name, args, kwargs):
     for i, (key, default) in enumerate(UNARY_ATTRS.get(name, ())):
         attrs[key] = args[1 + i] if len(args) > 1 + i else kwargs.get(key, default)
     dtype = BOOL if name in UNARY_BOOL else x.dtype
+    _check_op_page(name, x)
     if name == "cumsum" and dtype is not None and dtype.name.startswith(("DT_INT", "DT_UINT")):
         dtype = INT64
     return ctx.emit(name, (x,), attrs, x.shape, dtype, tile="vec", valid=x.valid)

@@ -69,9 +69,13 @@ named argument is taken from the operand at its position if present, else from `
     and ``amax``/``amin`` propagate NaN and order -0 < +0, fixing the sign of a zero result that
     torch leaves to its kernel. ``pow`` with a scalar exponent passes torch a Python number, as
     ``x ** p`` does (torch's exact special cases: ``x * x``, ``sqrt``, ...). Integer arithmetic wraps
-    (torch); integer ``pow`` with a negative exponent and integer ``remainder`` by zero are
-    errors. ``cbrt`` computes in fp64. ``round`` is half-to-even. ``exp2/expm1`` on
-    integers give fp32.
+    (torch); integer ``pow`` with a negative exponent and an integer ``remainder`` /
+    ``floor_div`` / ``ceil_div`` by zero are errors. ``cbrt`` computes in fp64. ``round`` is
+    half-to-even. ``exp2/expm1`` on integers give fp32.
+  * Integers and bits (``bitwise_*``, shifts, ``gcd``, ``floor_div``, ``ceil_div``, ``copysign``):
+    torch's results (``ceil_div`` exact in int64, wrapping back); ``bitwise_not`` of uint16 /
+    uint32 goes through the signed type (torch has none); ``logical_and`` takes operands of
+    different dtypes. Their dtypes are the op pages' (``ir/op_dtypes.py``, the front end's too).
   * Broadcasting: torch rules on the declared shapes (an error if incompatible). The result's
     valid extent on each axis is the smallest valid extent among the operands that are not
     broadcast along it (elements outside any operand's valid region are not produced).
@@ -127,6 +131,7 @@ import torch.nn.functional as F
 
 from ..arguments import aliased_inputs, check_outputs
 from .casts import saturates
+from .op_dtypes import OP_DTYPES
 from .nodes import (
     BinExpr, Block, Branch, Const, Loop, Op, Program, Read, Return, ShapeOf, Span, TensorRef,
     UnExpr, Value, Var,
@@ -514,6 +519,7 @@ _DT: dict[str, frozenset] = {
     "transpose": frozenset({"fp16", "bf16", "int16", "uint16", "fp32", "int32", "uint32"}),
     "full": frozenset({"fp32", "int32", "int16", "fp16", "bf16"}),
 }
+_DT.update(OP_DTYPES)  # the integer, bitwise and logical family: the table the front end checks too
 
 
 def _check_dtype(m: _Machine, op: Op, dtype: str) -> None:
@@ -1225,6 +1231,52 @@ def _op_arange(m: _Machine, op: Op) -> TVal:
 
 
 # ---------------------------------------------------------------------------------------
+# The integer, bitwise and logical family (docs/semantics.md, "Integers and bits"): torch's
+# results; an integer division by zero is an error (torch raises, pypto leaves it to the chip).
+
+
+def _integer_division(fn: Callable) -> Callable:
+    def run(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        if not b.is_floating_point() and bool((b == 0).any()):
+            raise ValueError("integer division by zero")
+        return fn(a, b)
+    return run
+
+
+def _floor_div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.div(a, b, rounding_mode="floor")
+
+
+def _ceil_div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """ceil(a / b) exactly (in int64, so -INT_MIN is no overflow); the result wraps to the dtype."""
+    return -torch.div(-a.to(torch.int64), b.to(torch.int64), rounding_mode="floor")
+
+
+def _bitwise_not(t: torch.Tensor) -> torch.Tensor:
+    """~t; torch has no bitwise_not for uint16 / uint32: the same bits through the signed type."""
+    signed = {torch.uint16: torch.int16, torch.uint32: torch.int32}.get(t.dtype)
+    return torch.bitwise_not(t) if signed is None else torch.bitwise_not(t.view(signed)).view(t.dtype)
+
+
+def _op_logical_and(m: _Machine, op: Op) -> TVal:
+    """logical_and: each operand's truth (!= 0); pypto allows operands of different dtypes."""
+    if len(op.operands) != 2:
+        raise m.err(f"logical_and takes 2 operands, got {len(op.operands)}")
+    a, b = m.operand(op.operands[0]), m.operand(op.operands[1])
+    tvals = [x for x in (a, b) if isinstance(x, TVal)]
+    if not tvals:
+        raise m.err("logical_and: needs at least one tensor operand")
+    for t in tvals:
+        _check_dtype(m, op, t.dtype)
+    shape, datas = _broadcast(m, op, tvals)
+    it = iter(datas)
+    truths = [next(it) != 0 if isinstance(x, TVal) else torch.tensor(bool(x)) for x in (a, b)]
+    out = torch.logical_and(*truths)
+    valid = torch.broadcast_shapes(*[d.shape for d in datas])
+    return TVal(out.expand(valid).contiguous(), shape, "bool")
+
+
+# ---------------------------------------------------------------------------------------
 # Memory: view, assemble, move, store_scalar.
 
 
@@ -1607,4 +1659,12 @@ OPS.update({
     "topk_indices": _op_topk_indices, "gather": _op_gather, "scatter": _op_scatter,
     "scatter_update": _op_scatter_update, "one_hot": _op_one_hot,
     "cumprod": lambda m, op: _scan(m, op, torch.mul),
+})
+
+OPS.update({  # the integer, bitwise and logical family
+    "remainder": _binary(_integer_division(torch.remainder)), "floor_div": _binary(_integer_division(_floor_div)),
+    "ceil_div": _binary(_integer_division(_ceil_div)), "gcd": _binary(torch.gcd),
+    "bitwise_left_shift": _binary(torch.bitwise_left_shift), "bitwise_right_shift": _binary(torch.bitwise_right_shift),
+    "bitwise_not": _unary(lambda m, op, t: _bitwise_not(t)), "copysign": _binary(torch.copysign),
+    "logical_and": _op_logical_and,
 })

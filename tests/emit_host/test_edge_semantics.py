@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from pypto_ast import live, pipeline
 from pypto_ast.emit import ascendc
-from pypto_ast.emit.errors import EmitError
+from pypto_ast.emit.errors import UNSUPPORTED, EmitError
 from pypto_ast.emit.host_backend import HostLaunch
 from pypto_ast.ir.interp import run_program
 
@@ -43,6 +43,9 @@ DT = {"fp32": "pypto.DT_FP32", "fp16": "pypto.DT_FP16", "int32": "pypto.DT_INT32
       "int64": "pypto.DT_INT64"}
 TORCH_DT = {"fp32": torch.float32, "fp16": torch.float16, "int32": torch.int32, "bool": torch.bool,
             "int64": torch.int64}
+INTS = ("int8", "uint8", "int16", "uint16", "int32", "uint32")  # the integer family's dtypes (emit/vector_int.py)
+DT.update({d: f"pypto.DT_{d.upper()}" for d in INTS})
+TORCH_DT.update({d: getattr(torch, d) for d in INTS})
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,8 @@ class Case:
     magnitudes: tuple = ()  # background magnitudes to draw from (default: the dtype's)
     atol: float = 0.0  # an absolute error allowed besides rtol
     limit: float = math.inf  # the largest finite |value| drawn (the range the semantics covers)
+    nonzero: str = ""  # a parameter drawn without zeros (a divisor: a zero faults, test_integer_division_by_zero)
+    quotient: float = math.inf  # elements with |x / y| at or past this are outside the semantics (fmod: 2^24)
     scale: str = ""  # "sum-1" / "sum0" / "matmul": rtol is relative to the sum of |terms| (the order differs)
     specials: tuple = ()  # the special values to plant (default: the dtype's)
     indices: tuple = ()  # (param, bound): an index operand, drawn in [0, bound) with both ends planted
@@ -175,6 +180,49 @@ def _cases() -> list:
     cases.append(Case("matmul_bias/fp16->fp32", 'pypto.matmul(x, y, pypto.DT_FP32, b_trans=True, extend_params={"bias_tensor": z})',
                       (("x", (16, 32), "fp16"), ("y", (16, 32), "fp16"), ("z", (1, 16), "fp32")), ((16, 16), "fp32"),
                       False, APPROX["fp32"], magnitudes=(1.0, 1e-3, 100.0), limit=1e15, scale="matmul"))
+    return cases + _integer_cases()
+
+
+def _integer_cases() -> list:
+    """The integer, bitwise and logical family (emit/vector_int.py; docs/semantics.md, "Integers and bits")."""
+    cases = []
+    for op in ("add", "sub", "mul", "maximum", "minimum"):
+        cases += _binary(op, f"pypto.{op}(x, y)", ("int16",))
+    cases += _unary("neg", "-x", ("int16",))
+    cases += _unary("max_full", f"pypto.maximum(x, pypto.full([{R}, {C}], -7, pypto.DT_INT16))", ("int16",))
+    for op in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        cases += _binary(op, f"pypto.{op}(x, y)", INTS)
+    cases += _unary("bitwise_and_s", "pypto.bitwise_and(x, 255)", ("int16", "uint8"))
+    cases += _unary("bitwise_or_s", "pypto.bitwise_or(x, 6)", ("int32", "int8"))
+    cases += _unary("bitwise_xor_s", "pypto.bitwise_xor(x, -3)", ("int16", "int32"))
+    cases += _unary("bitwise_not", "pypto.bitwise_not(x)", INTS + ("bool",))
+    for op in ("bitwise_left_shift", "bitwise_right_shift"):
+        cases += _binary(op, f"pypto.{op}(x, y)", ("int16",))
+        for k in (3, 20):
+            cases += _unary(f"{op}_{k}", f"pypto.{op}(x, {k})", ("int16",))
+    for d, ops in (("int16", ("remainder",)), ("int32", ("remainder", "floor_div", "ceil_div"))):
+        cases += [Case(f"{op}/{d}", f"pypto.{op}(x, y)", (("x", FULL, d), ("y", FULL, d)), (FULL, d), nonzero="y")
+                  for op in ops]
+    cases += _unary("remainder_s", "x % 3", ("int16",)) + _unary("remainder_s", "pypto.remainder(x, -7)", ("int32",))
+    cases += _unary("floor_div_s", "pypto.floor_div(x, -3)", ("int32",))
+    cases += _unary("ceil_div_s", "pypto.ceil_div(x, 5)", ("int32",))
+    cases.append(Case("gcd/int32", "pypto.gcd(x, y)", (("x", FULL, "int32"), ("y", FULL, "int32")), (FULL, "int32")))
+    cases += _unary("gcd_s", "pypto.gcd(x, 6)", ("int32",))
+    for op in ("fmod", "remainder"):  # exact while |x / y| < 2^24 (docs/semantics.md)
+        cases += [Case(f"{op}/{d}", f"pypto.{op}(x, y)", (("x", FULL, d), ("y", FULL, d)), (FULL, d), quotient=2.0 ** 24)
+                  for d in ("fp32", "fp16")]
+    small = dict(magnitudes=(1.0, 1e-3, 100.0, 1e4, 1e-39), limit=2.0 ** 24)  # |x / 2.5|, |x / 7| < 2^24
+    cases += _unary("remainder_fs", "x % 2.5", **small) + _unary("fmod_s", "pypto.fmod(x, -7.0)", **small)
+    cases += _unary("rremainder_s", "3.25 % x", ("fp32",), magnitudes=(1.0, 100.0, 1e4), specials=ORDER_FREE)
+    cases += _binary("copysign", "pypto.copysign(x, y)") + _unary("copysign_s", "pypto.copysign(x, -0.0)")
+    cases += _unary("signbit", "pypto.signbit(x)", ("fp32", "fp16", "int8", "int16", "int32"), out="bool")
+    cases += _unary("logical_not", "pypto.logical_not(x)", ("fp32", "fp16", "bool") + INTS, out="bool")
+    cases += _binary("logical_and", "pypto.logical_and(x, y)", ("fp32", "bool", "int16"), out="bool")
+    cases.append(Case("logical_and/int16,fp32", "pypto.logical_and(x, y)", (("x", FULL, "int16"), ("y", FULL, "fp32")),
+                      (FULL, "bool")))
+    cases += _binary("greater", "pypto.greater(x, y)", out="bool") + _unary("greater_s", "pypto.greater(x, 0.5)", out="bool")
+    cases.append(Case("where_bool/fp32", "pypto.where(c, x, y)", (("c", FULL, "bool"), ("x", FULL, "fp32"),
+                                                                 ("y", FULL, "fp32")), (FULL, "fp32")))
     return cases
 
 
@@ -249,6 +297,13 @@ MAGNITUDES = {"fp32": [1.0, 1e-3, 100.0, 1e4, 1e30, 1e-39], "fp16": [1.0, 1e-3, 
 COLUMNS = [0, 1, 3, 7, 8, 15, 16, 31, 32, 63, 64, C - 1]
 
 
+def _int_specials(dtype: str) -> list:
+    """INT_SPECIALS that ``dtype`` holds, with its own extremes and the shift widths around 16."""
+    info = torch.iinfo(TORCH_DT[dtype])
+    more = [info.min, info.max, info.min + 1, info.max - 1, 15, 16, 17, -16, 255, 256, 2 ** 15 - 1, -(2 ** 15)]
+    return sorted({v for v in INT_SPECIALS + more if info.min <= v <= info.max})
+
+
 @st.composite
 def tensor_values(draw, shape: tuple, dtype: str, magnitudes: tuple = (), base=None, limit=math.inf,
                   planted: tuple = ()) -> torch.Tensor:
@@ -257,15 +312,20 @@ def tensor_values(draw, shape: tuple, dtype: str, magnitudes: tuple = (), base=N
     rows, cols = shape
     if base is not None:
         t = base.clone()
-    elif dtype == "int32":
+    elif dtype in INTS:
         g = torch.Generator().manual_seed(draw(st.integers(0, 2 ** 16)))
         bound = draw(st.sampled_from(MAGNITUDES["int32"]))
-        t = torch.randint(-bound, bound, shape, generator=g, dtype=torch.int64).to(torch.int32)
+        info = torch.iinfo(TORCH_DT[dtype])
+        t = torch.randint(max(info.min, -bound), min(info.max, bound) + 1, shape, generator=g,
+                          dtype=torch.int64).to(TORCH_DT[dtype])
+    elif dtype == "bool":
+        g = torch.Generator().manual_seed(draw(st.integers(0, 2 ** 16)))
+        t = torch.rand(shape, generator=g) < draw(st.sampled_from([0.1, 0.5, 0.9]))
     else:
         g = torch.Generator().manual_seed(draw(st.integers(0, 2 ** 16)))
         scale = draw(st.sampled_from(list(magnitudes or MAGNITUDES[dtype])))
         t = (torch.randn(shape, generator=g, dtype=torch.float64) * scale).to(TORCH_DT[dtype])
-    specials = st.sampled_from(INT_SPECIALS if dtype == "int32" else
+    specials = st.sampled_from(_int_specials(dtype) if dtype in INTS else [False, True] if dtype == "bool" else
                                [v for v in (planted or _specials(dtype)) if not abs(v) > limit])
     column = st.one_of(st.sampled_from([c for c in COLUMNS if c < cols]), st.integers(0, cols - 1))
     for row, col, value in draw(st.lists(st.tuples(st.integers(0, rows - 1), column, specials), max_size=10)):
@@ -295,9 +355,11 @@ def examples(draw, cases: list):
         if name in bounds:
             values[name] = draw(index_values(shape, dtype, bounds[name]))
             continue
-        same = name == "y" and case.params[0][1] == shape and draw(st.booleans())
+        same = name == "y" and case.params[0][1:] == (shape, dtype) and draw(st.booleans())
         values[name] = draw(tensor_values(shape, dtype, case.magnitudes, values["x"] if same else None, case.limit,
                                           case.specials))
+        if name == case.nonzero:
+            values[name][values[name] == 0] = 1
     return case, values
 
 
@@ -344,6 +406,11 @@ def disagreement(case: Case, host: torch.Tensor, interp: torch.Tensor, values: O
         return f"dtype/shape {host.dtype}{list(host.shape)} vs {interp.dtype}{list(interp.shape)}"
     if not host.is_floating_point():
         bad = host != interp
+    elif math.isfinite(case.quotient) and values is not None:  # exact inside its range, unspecified past it
+        q = (values["x"].double() / values["y"].double()).abs()
+        outside = q.isfinite() & (q >= case.quotient)
+        same = (host == interp) & (torch.signbit(host) == torch.signbit(interp))
+        bad = ~(same | (host.isnan() & interp.isnan()) | outside)
     else:
         h, i = host.double(), interp.double()
         nan_h, nan_i = h.isnan(), i.isnan()
@@ -739,3 +806,226 @@ def test_a_wrapping_cast_to_int32_is_refused_on_the_host(tmp_path):
     with pytest.raises(EmitError, match="satmode OFF") as caught:
         ascendc.emit_program(program)
     assert caught.value.span is not None and caught.value.span.line == 7
+
+
+# ---- the integer, bitwise and logical family ----------------------------------------------------
+
+INT32_EXTREMES = [0, 1, -1, 2, -2, 3, 7, -5, 46341, -46341, 65535, 2 ** 24, 2 ** 24 + 1, -(2 ** 24 + 1), 123456789,
+                  -987654321, 2 ** 30, -(2 ** 30), 2 ** 31 - 128, 2 ** 31 - 65, 2 ** 31 - 64, -(2 ** 31) + 1,
+                  2 ** 31 - 1, -(2 ** 31)]
+
+
+def _wrap32(v: int) -> int:
+    return (v + 2 ** 31) % 2 ** 32 - 2 ** 31
+
+
+def _batches(pairs: list, dtype: str):
+    """(x, y) tiles of R x C holding ``pairs`` (padded with (1, 1)), one per launch."""
+    for start in range(0, len(pairs), R * C):
+        chunk = pairs[start:start + R * C]
+        chunk = chunk + [(1, 1)] * (R * C - len(chunk))
+        xs, ys = zip(*chunk)
+        yield (torch.tensor(xs, dtype=torch.int64).to(TORCH_DT[dtype]).reshape(R, C),
+               torch.tensor(ys, dtype=torch.int64).to(TORCH_DT[dtype]).reshape(R, C))
+
+
+@pytest.mark.parametrize("op", ["remainder", "floor_div", "ceil_div"])
+def test_int32_division_is_exact_for_every_pair_of_extremes(op):
+    """A2 has no integer division: pypto computes it in float and promises int32 only within
+    +-2^24 (its remainder page). The host's two quotient estimates and one correction are exact for
+    every int32, as torch: each pair of extremes (INT_MIN // -1 wraps to INT_MIN)."""
+    pairs = [(a, b) for a in INT32_EXTREMES for b in INT32_EXTREMES if b != 0]
+    exact = {"remainder": lambda a, b: a - b * (a // b), "floor_div": lambda a, b: a // b,
+             "ceil_div": lambda a, b: -((-a) // b)}[op]
+    for x, y in _batches(pairs, "int32"):
+        got = _host_and_interp(f"{op}/int32", {"x": x, "y": y})
+        want = [_wrap32(exact(a, b)) for a, b in zip(x.flatten().tolist(), y.flatten().tolist())]
+        assert got.flatten().tolist() == want
+
+
+@pytest.mark.parametrize("key", ["remainder/int16", "remainder/int32", "floor_div/int32", "ceil_div/int32"])
+def test_integer_division_by_zero_faults_on_both_backends(key):
+    """An integer division by 0 is an error in torch and chip-defined on the NPU (pypto's op pages);
+    both backends stop with a located error: the interpreter's InterpError, the kernel's
+    ascendc_assert over the divisor's valid elements (a HardwareFault on the host)."""
+    from pypto_ast.emit.host_backend import HostRunError
+    from pypto_ast.ir.interp import InterpError
+
+    case = CASES[key]
+    program, launch, names = _program(case)
+    values = _filled(case, 5)
+    values["y"][1, C - 1] = 0  # the last column of the second row tile's row: its tail
+    args = dict(values, out=torch.zeros(FULL, dtype=TORCH_DT[case.out[1]]))
+    with pytest.raises(HostRunError, match="integer division by zero") as host:
+        launch.launch([args[n] for n in names])
+    with pytest.raises(InterpError, match="integer division by zero") as interp:
+        run_program(program, dict(args))
+    assert host.value.span is not None and interp.value.span is not None
+
+
+def test_gcd_is_torchs_at_int_min_and_on_fibonacci_numbers():
+    """gcd follows torch's Euclid loop bit for bit: |INT_MIN| wraps to INT_MIN, so gcd(INT_MIN, 6)
+    is -2 and gcd(INT_MIN, 0) is INT_MIN; consecutive Fibonacci numbers take the most steps (45 for
+    values below 2^31, within the kernel's 48 rounds)."""
+    fib = [1, 2]
+    while fib[-1] + fib[-2] < 2 ** 31:
+        fib.append(fib[-1] + fib[-2])
+    pairs = [(a, b) for a in INT32_EXTREMES for b in INT32_EXTREMES] + list(zip(fib[1:], fib)) + list(zip(fib, fib[1:]))
+    for x, y in _batches(pairs, "int32"):
+        got = _host_and_interp("gcd/int32", {"x": x, "y": y})
+        assert torch.equal(got, torch.gcd(x, y))
+    x, y = next(_batches([(-(2 ** 31), 6), (-(2 ** 31), 0), (0, 0), (fib[-1], fib[-2])], "int32"))
+    assert _host_and_interp("gcd/int32", {"x": x, "y": y}).flatten()[:4].tolist() == [-2, -(2 ** 31), 0, 1]
+
+
+@pytest.mark.parametrize("op", ["bitwise_left_shift", "bitwise_right_shift"])
+def test_shifts_by_amounts_outside_the_width_are_torchs(op):
+    """A2 shifts by a scalar in [0, 16] only; the host composes a shift by a tensor from the amount's
+    bits. Amounts outside [0, 15] give torch's answer: 0 to the left, the sign to the right."""
+    amounts = [-32768, -17, -16, -1, 0, 1, 7, 14, 15, 16, 17, 32767]
+    pairs = [(a, b) for a in (-32768, -300, -1, 0, 1, 5, 300, 32767) for b in amounts]
+    for x, y in _batches(pairs, "int16"):
+        got = _host_and_interp(f"{op}/int16", {"x": x, "y": y})
+        assert torch.equal(got, getattr(torch, op)(x, y))
+    for k in (3, 20):
+        x = next(_batches(pairs, "int16"))[0]
+        assert torch.equal(_host_and_interp(f"{op}_{k}/int16", {"x": x}), getattr(torch, op)(x, k))
+
+
+@pytest.mark.parametrize("key", ["fmod/fp32", "remainder/fp32", "fmod/fp16", "remainder/fp16"])
+def test_fmod_and_remainder_are_exact_while_the_quotient_is_below_2_to_the_24(key):
+    """A2's own Fmod is x - trunc(x / y) * y, off by the rounding of the product; the host takes
+    the product exactly (Dekker), so fmod and remainder are torch's bit for bit while |x / y| < 2^24,
+    signed zeros, infinities, NaN and denormals included."""
+    dt = key[-4:]
+    big = 3.4e38 if dt == "fp32" else 65504.0
+    tiny = 1e-45 if dt == "fp32" else 2.0 ** -24
+    xs = [5.0, -5.0, 5.0, INF, 1.0, -0.0, -1.0, 0.0, -3.0, NAN, -INF, -4.0, 4.0, 7.5, -7.5, big, -big, tiny, 2.5, 1e4]
+    ys = [3.0, 3.0, 0.0, 2.0, INF, 2.0, INF, -2.0, 3.0, 1.0, 2.0, 2.0, -2.0, -INF, 0.5, big, 3e34 if dt == "fp32" else 8.0,
+          tiny, -0.75, 3.3]
+    values = _filled(CASES[key])
+    values["x"][0, :len(xs)] = torch.tensor(xs).to(TORCH_DT[dt])
+    values["y"][0, :len(ys)] = torch.tensor(ys).to(TORCH_DT[dt])
+    g = torch.Generator().manual_seed(17)
+    values["x"][1:] = (torch.randn(R - 1, C, generator=g) * 1000).to(TORCH_DT[dt])
+    values["y"][1:] = (torch.randn(R - 1, C, generator=g) * 3).to(TORCH_DT[dt])
+    got = _host_and_interp(key, values)
+    want = getattr(torch, key.split("/")[0])(values["x"].float(), values["y"].float()).to(TORCH_DT[dt])
+    assert _bits_equal(got, want.tolist()), (got[0, :len(xs)].tolist(), want[0, :len(xs)].tolist())
+
+
+def test_copysign_and_signbit_read_the_sign_bit():
+    """copysign takes y's sign bit (-0.0 and a negative NaN count) and signbit reads it (signbit(-0.0)
+    and of -NaN are True), as torch: the host masks the bits (And / Or, ShiftRight by 31)."""
+    neg_nan = -torch.tensor(NAN)
+    y = torch.tensor([-0.0, 0.0, NAN, 1.0, -INF, -1e-45]).tolist() + [neg_nan.item()]
+    values = _filled(CASES["copysign/fp32"], 2.5)
+    values["y"][0, :len(y)] = torch.tensor(y)
+    values["y"][0, len(y) - 1] = neg_nan
+    got = _host_and_interp("copysign/fp32", values)
+    assert torch.equal(torch.signbit(got[0, :len(y)]), torch.signbit(values["y"][0, :len(y)]))
+    values = _filled(CASES["signbit/fp32"], 1.0)
+    values["x"][0, :len(y)] = torch.tensor(y)
+    values["x"][0, len(y) - 1] = neg_nan
+    got = _host_and_interp("signbit/fp32", values)
+    assert got[0, :len(y)].tolist() == [True, False, False, False, True, True, True]
+
+
+def test_a_bool_tensor_read_from_gm_drives_where_and_the_logical_ops():
+    """A DT_BOOL parameter stopped the emitter ('reading @c of dtype bool'): its bytes are now read
+    and turned into Select's bit mask (Cast to half, CompareScalar != 0)."""
+    g = torch.Generator().manual_seed(23)
+    c, d = torch.rand(R, C, generator=g) < 0.5, torch.rand(R, C, generator=g) < 0.5
+    x, y = torch.randn(R, C, generator=g), torch.randn(R, C, generator=g)
+    assert torch.equal(_host_and_interp("where_bool/fp32", {"c": c, "x": x, "y": y}), torch.where(c, x, y))
+    assert torch.equal(_host_and_interp("logical_and/bool", {"x": c, "y": d}), c & d)
+    assert torch.equal(_host_and_interp("logical_not/bool", {"x": c}), ~c)
+
+
+REMAINDER_TILES = '''
+import pypto
+
+
+@pypto.frontend.jit
+def tiles(a: pypto.Tensor([72, 71], pypto.DT_INT16), b: pypto.Tensor([72, 71], pypto.DT_INT16),
+          out: pypto.Tensor([72, 71], pypto.DT_INT16)):
+    pypto.set_vec_tile_shapes(16, 16)
+    for bidx in pypto.loop(3, name="b0", idx_name="bidx"):
+        for sidx in pypto.loop(3, name="s0", idx_name="sidx"):
+            valid = [pypto.min(32, 72 - bidx * 32), pypto.min(32, 71 - sidx * 32)]
+            x = pypto.view(a, [32, 32], [bidx * 32, sidx * 32], valid_shape=valid)
+            y = pypto.view(b, [32, 32], [bidx * 32, sidx * 32], valid_shape=valid)
+            z = pypto.bitwise_xor(pypto.remainder(x, y), pypto.bitwise_left_shift(x, 3))
+            pypto.assemble(z, [bidx * 32, sidx * 32], out)
+'''
+
+
+def test_partial_tiles_of_an_int16_kernel_match_torch(tmp_path):
+    """The official int16 tests' shape: [32, 32] views of a [72, 71] tensor, the last ones partial
+    (valid 8 rows, 7 columns): remainder's zero check reads only the valid elements of each tile,
+    whatever lies past them; results are torch's."""
+    path = tmp_path / "tiles.py"
+    path.write_text(REMAINDER_TILES)
+    program = pipeline.lower(live.find_kernel(live.load_module(str(path))))
+    names = [p.name for p in program.params]
+    launch = HostLaunch.build(program, ascendc.emit_program(program), names)
+    g = torch.Generator().manual_seed(29)
+    a = torch.randint(-2 ** 15, 2 ** 15, (72, 71), generator=g, dtype=torch.int32).to(torch.int16)
+    b = torch.randint(1, 300, (72, 71), generator=g, dtype=torch.int32).to(torch.int16)
+    b[::3] = -b[::3]
+    outs = []
+    for backend in ("host", "interp"):
+        args = {"a": a, "b": b, "out": torch.zeros(72, 71, dtype=torch.int16)}
+        launch.launch([args[n] for n in names]) if backend == "host" else run_program(program, args)
+        outs.append(args["out"])
+    want = torch.bitwise_xor(torch.remainder(a, b), torch.bitwise_left_shift(a, 3))
+    assert torch.equal(outs[0], want) and torch.equal(outs[1], want)
+
+
+@pytest.mark.parametrize("expr,dtype,what", [("pypto.gcd(x, y)", "int16", "op 'gcd' on dtype int16"),
+                                             ("pypto.floor_div(x, y)", "fp32", "op 'floor_div' on dtype fp32")])
+def test_an_integer_op_the_emitter_lacks_is_a_located_gap(tmp_path, expr, dtype, what):
+    """A dtype the op page allows but the emitter does not compose yet is PTO109 naming op and dtype,
+    at the op's line (the front end's PTO106 is for what pypto itself refuses)."""
+    path = tmp_path / "gap.py"
+    path.write_text("import pypto\n\n\n@pypto.frontend.jit\n"
+                    f"def gap(x: pypto.Tensor([4, 64], {DT[dtype]}), y: pypto.Tensor([4, 64], {DT[dtype]}),\n"
+                    f"        out: pypto.Tensor([4, 64], {DT[dtype]})):\n"
+                    "    pypto.set_vec_tile_shapes(4, 64)\n"
+                    f"    out[:] = {expr}\n")
+    program = pipeline.lower(live.find_kernel(live.load_module(str(path))))
+    with pytest.raises(EmitError, match=what) as caught:
+        ascendc.emit_program(program)
+    assert UNSUPPORTED in caught.value.message and caught.value.span is not None and caught.value.span.line == 8
+
+
+BOOL_THROUGH_GM = '''
+import pypto
+
+
+@pypto.frontend.jit
+def masks(x: pypto.Tensor([4, 64], pypto.DT_FP32), y: pypto.Tensor([4, 64], pypto.DT_INT16),
+          out: pypto.Tensor([4, 64], pypto.DT_BOOL)):
+    pypto.set_vec_tile_shapes(4, 64)
+    scratch = pypto.tensor([4, 64], pypto.DT_BOOL, "scratch")
+    scratch[:] = pypto.logical_not(x)
+    out[:] = pypto.logical_and(pypto.logical_not(scratch), y)
+'''
+
+
+def test_a_bool_value_goes_through_gm_as_bytes_and_comes_back_as_a_mask(tmp_path):
+    """A bool written to a pypto.tensor local and read back by the next kernel: stored as one byte
+    each (Select, Cast half -> uint8), read as bytes and turned into a mask again."""
+    path = tmp_path / "masks.py"
+    path.write_text(BOOL_THROUGH_GM)
+    program = pipeline.lower(live.find_kernel(live.load_module(str(path))))
+    files = ascendc.emit_program(program)
+    assert sum(name.endswith(".cpp") and name != "control.cpp" for name in files) == 2, sorted(files)
+    names = [p.name for p in program.params]
+    launch = HostLaunch.build(program, files, names)
+    x = torch.tensor([0.0, -0.0, 1.0, NAN, -INF, 2.5, 0.0, 3.0] * 32).reshape(4, 64)
+    y = torch.tensor([0, 1, -2, 0, 3, 0, 7, 0] * 32, dtype=torch.int16).reshape(4, 64)
+    for backend in ("host", "interp"):
+        args = {"x": x, "y": y, "out": torch.zeros(4, 64, dtype=torch.bool)}
+        launch.launch([args[n] for n in names]) if backend == "host" else run_program(program, args)
+        assert torch.equal(args["out"], (x != 0) & (y != 0)), backend

@@ -939,6 +939,24 @@ VIOLATIONS = {
         LocalTensor<float> a = x.Get<float>(); a.GetValue(16);""",
         "LocalTensor::GetValue(16): index out of range for a LocalTensor of 16 elements",
     ),
+    # the bitwise ops of §6.2 exist on int16 / uint16 only (other widths go through ReinterpretCast)
+    "and_on_int32": (
+        """TPipe pipe; TBuf<> x; pipe.InitBuffer(x, 1024);
+        LocalTensor<int32_t> a = x.Get<int32_t>();
+        AscendC::And(a, a, a, 64);""",
+        "And: dtype int32_t is not supported on A2 (allowed: int16_t uint16_t; §6.2)",
+    ),
+    "shift_past_the_width": (
+        """TPipe pipe; TBuf<> x; pipe.InitBuffer(x, 1024);
+        LocalTensor<int16_t> a = x.Get<int16_t>();
+        AscendC::ShiftLeft(a, a, static_cast<int16_t>(17), 128);""",
+        "ShiftLeft: shift amount 17 outside [0, 16] for int16_t",
+    ),
+    "ascendc_assert": (
+        """const int32_t zero = 0;
+        ascendc_assert(zero != 0, "divisor %d at row %d", zero, 3);""",
+        "ascendc_assert(zero != 0) failed: divisor 0 at row 3",
+    ),
 }
 
 
@@ -1473,3 +1491,42 @@ def test_float_fast_path_aliasing_cases(tmp_path):
     want = [sub, sub, sub, mul, sq, sq]
     for got, w in zip(rows, want):
         assert got == [float(v) for v in w[::37]]
+
+
+BITWISE = r"""
+int main()
+{
+    TPipe pipe;
+    TBuf<> buf;
+    pipe.InitBuffer(buf, 4096);
+    LocalTensor<int16_t> a = buf.GetWithOffset<int16_t>(128, 0), b = buf.GetWithOffset<int16_t>(128, 256),
+                         d = buf.GetWithOffset<int16_t>(128, 512);
+    const int16_t xs[4] = {-32768, -5, 300, 32767}, ys[4] = {-1, 3, 255, 1};
+    for (uint32_t i = 0; i < 128; ++i) { a.SetValue(i, xs[i % 4]); b.SetValue(i, ys[i % 4]); }
+    AscendC::And(d, a, b, 128); std::printf("and %d %d %d %d\n", d.GetValue(0), d.GetValue(1), d.GetValue(2), d.GetValue(3));
+    AscendC::Or(d, a, b, 128); std::printf("or %d %d %d %d\n", d.GetValue(0), d.GetValue(1), d.GetValue(2), d.GetValue(3));
+    AscendC::Not(d, a, 128); std::printf("not %d %d %d %d\n", d.GetValue(0), d.GetValue(1), d.GetValue(2), d.GetValue(3));
+    AscendC::ShiftLeft(d, a, static_cast<int16_t>(3), 128);
+    std::printf("shl %d %d %d %d\n", d.GetValue(0), d.GetValue(1), d.GetValue(2), d.GetValue(3));
+    AscendC::ShiftRight(d, a, static_cast<int16_t>(3), 128);
+    std::printf("shr %d %d %d %d\n", d.GetValue(0), d.GetValue(1), d.GetValue(2), d.GetValue(3));
+    LocalTensor<uint16_t> u = a.ReinterpretCast<uint16_t>(), v = d.ReinterpretCast<uint16_t>();
+    AscendC::ShiftRight(v, u, static_cast<uint16_t>(3), 128);
+    std::printf("shr_u16 %d %d %d %d\n", v.GetValue(0), v.GetValue(1), v.GetValue(2), v.GetValue(3));
+    LocalTensor<int32_t> w = buf.GetWithOffset<int32_t>(64, 1024), z = buf.GetWithOffset<int32_t>(64, 1280);
+    for (uint32_t i = 0; i < 64; ++i) w.SetValue(i, i % 2 ? -7 : 1 << 30);
+    AscendC::ShiftRight(z, w, 31, 64); std::printf("shr32 %d %d\n", z.GetValue(0), z.GetValue(1));
+    AscendC::ShiftLeft(z, w, 1, 64); std::printf("shl32 %d %d\n", z.GetValue(0), z.GetValue(1));
+    return 0;
+}
+"""
+
+
+def test_bitwise_ops_and_shifts(tmp_path):
+    """And / Or / Not on 16-bit lanes; ShiftLeft wraps, ShiftRight is arithmetic on int16 / int32
+    and logical on uint16 (§6.2), as the integer ops composed from them assume."""
+    proc = build_and_run(tmp_path, "bitwise", BITWISE)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:8] == [
+        "and -32768 3 44 1", "or -1 -5 511 32767", "not 32767 4 -301 -32768", "shl 0 -40 2400 -8",
+        "shr -4096 -1 37 4095", "shr_u16 4096 8191 37 4095", "shr32 0 -1", "shl32 -2147483648 -14"], proc.stdout

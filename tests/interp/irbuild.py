@@ -18,6 +18,7 @@ __all__ = [
 TORCH = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
          "int8": torch.int8, "int16": torch.int16, "int32": torch.int32, "int64": torch.int64,
          "uint8": torch.uint8, "bool": torch.bool}
+TORCH.update(uint16=torch.uint16, uint32=torch.uint32)  # the bitwise ops' unsigned widths
 
 
 def C(v):

@@ -272,3 +272,66 @@ def test_clip_with_tensor_bounds_in_attrs_or_operands():
         p = prog(params, block(op("l", "clone", T("lo")), op("h", "clone", T("hi")), clip), Return((V("r"),)))
         torch.testing.assert_close(run_program(p, {"x": x, "lo": lo, "hi": hi}),
                                    torch.minimum(torch.maximum(x, lo), hi))
+
+
+# -- the integer, bitwise and logical family (docs/semantics.md, "Integers and bits") -------------
+INT_EDGES = [0, 1, -1, 7, -7, 2 ** 31 - 1, -(2 ** 31)]
+
+
+def _edge_pairs():
+    a = torch.tensor([x for x in INT_EDGES for y in INT_EDGES if y != 0], dtype=torch.int32).reshape(1, -1)
+    b = torch.tensor([y for x in INT_EDGES for y in INT_EDGES if y != 0], dtype=torch.int32).reshape(1, -1)
+    return a, b
+
+
+@pytest.mark.parametrize("opcode,exact", [("floor_div", lambda x, y: x // y), ("ceil_div", lambda x, y: -((-x) // y)),
+                                          ("remainder", lambda x, y: x % y)])
+def test_integer_division_is_torchs_and_wraps(opcode, exact):
+    """floor_div and ceil_div were unknown opcodes; like torch, INT_MIN // -1 wraps to INT_MIN."""
+    a, b = _edge_pairs()
+    got = run_binary(opcode, a, b, "int32")
+    want = [(exact(x, y) + 2 ** 31) % 2 ** 32 - 2 ** 31 for x, y in zip(a.flatten().tolist(), b.flatten().tolist())]
+    assert got.flatten().tolist() == want
+
+
+@pytest.mark.parametrize("opcode,dtype", [("remainder", "int16"), ("remainder", "int32"), ("floor_div", "int32"),
+                                          ("ceil_div", "int32")])
+def test_integer_division_by_zero_is_an_error(opcode, dtype):
+    with pytest.raises(InterpError, match=f"{opcode}: ValueError: integer division by zero"):
+        run_binary(opcode, _rand(dtype), torch.zeros(SHAPE, dtype=TORCH[dtype]), dtype)
+
+
+def test_gcd_shifts_and_copysign_are_torchs():
+    a, b = _edge_pairs()
+    assert torch.equal(run_binary("gcd", a, b, "int32"), torch.gcd(a, b))
+    x = torch.tensor([[-32768, -300, -1, 0, 5, 32767] * 2], dtype=torch.int16)
+    k = torch.tensor([[-1, 0, 3, 15, 16, 17, 1, 2, 14, -16, 20, 7]], dtype=torch.int16)
+    for opcode in ("bitwise_left_shift", "bitwise_right_shift"):
+        assert torch.equal(run_binary(opcode, x, k, "int16"), getattr(torch, opcode)(x, k))
+    f = torch.tensor([[1.5, -2.0, 0.0, float("nan"), float("inf")]])
+    s = torch.tensor([[-0.0, 3.0, -1.0, -1.0, -float("inf")]])
+    assert torch.equal(torch.signbit(run_binary("copysign", f, s, "fp32")), torch.signbit(s))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32"])
+def test_bitwise_ops_on_every_integer_width(dtype):
+    """The op pages' A2 dtypes; torch has no bitwise_not for uint16 / uint32 (the same bits signed)."""
+    g = torch.Generator().manual_seed(31)
+    info = torch.iinfo(TORCH[dtype])
+    a, b = (torch.randint(info.min, info.max + 1, SHAPE, generator=g, dtype=torch.int64).to(TORCH[dtype]) for _ in range(2))
+    for opcode in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        assert torch.equal(run_binary(opcode, a, b, dtype), getattr(torch, opcode)(a, b))
+    wide = a.to(torch.int64)
+    want = ~wide if TORCH[dtype].is_signed else (1 << 8 * a.element_size()) - 1 - wide
+    assert torch.equal(run_unary("bitwise_not", a, dtype).to(torch.int64), want)
+
+
+def test_logical_and_takes_operands_of_different_dtypes():
+    """logical_and's page allows mixed dtypes: each operand's truth (!= 0; NaN is true)."""
+    x = torch.tensor([[0, 3, -2, 0, 5]], dtype=torch.int16)
+    y = torch.tensor([[1.0, 0.0, float("nan"), -0.0, -1.5]])
+    p = prog([tensor("a", (1, 5), "int16"), tensor("b", (1, 5), "fp32"), tensor("out", (1, 5), "bool", out=True)],
+             block(op("r", "logical_and", T("a"), T("b")), assemble("r", "out", (0, 0))))
+    out = torch.zeros(1, 5, dtype=torch.bool)
+    run_program(p, {"a": x, "b": y, "out": out})
+    assert out.tolist() == [[False, False, True, False, True]]

@@ -159,6 +159,16 @@ void CheckRegion(Region kind, const char* name, int rank, const int64_t* offsets
                  const int64_t* valid, const int64_t* extent);
 }  // namespace pypto_host
 
+// ascendc.md §14 ascendc_assert(expr) / ascendc_assert(expr, fmt, args...): on the device a trap
+// that stops the kernel (printing fmt); here a HardwareFault whose message is fmt formatted
+// (printf rules) and the failed expression.  Defined in runtime/integer.cpp.
+namespace pypto_host {
+[[noreturn]] void AssertFailed(const char* expr, const char* fmt = nullptr, ...);
+}  // namespace pypto_host
+#ifndef ascendc_assert
+#define ascendc_assert(expr, ...) (static_cast<bool>(expr) ? void(0) : pypto_host::AssertFailed(#expr, ##__VA_ARGS__))
+#endif
+
 // Lets a host program (e.g. the Python side, through ctypes) set the Launch thread count:
 // same meaning as pypto_host::SetHostThreads.
 extern "C" void pypto_host_set_threads(int n);
@@ -744,6 +754,49 @@ template <typename T>
 __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count)
 {
     detail::VecDuplicate(detail::TyOf<T>(), dst.d_, &scalarValue, count);
+}
+
+// §6.2 And / Or / Not (bitwise, int16 / uint16 on A2: other widths go through ReinterpretCast)
+// and ShiftLeft / ShiftRight by a scalar (int16, uint16, int32, uint32; the scalar in [0, bits]:
+// a tensor of shift amounts is an A5-only form).  ShiftRight is arithmetic on the signed types
+// and logical on the unsigned ones.  Implemented in runtime/bitwise.cpp.
+namespace detail {
+enum class BitOp { And, Or };
+void VecBitwise(BitOp op, Dt dt, const TensorDesc& dst, const TensorDesc& a, const TensorDesc& b, int64_t count);
+void VecNot(Dt dt, const TensorDesc& dst, const TensorDesc& src, int64_t count);
+void VecShift(bool left, Dt dt, const TensorDesc& dst, const TensorDesc& src, const void* bits, int64_t count);
+}  // namespace detail
+
+template <typename T>
+__aicore__ inline void And(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                           const int32_t& count)
+{
+    detail::VecBitwise(detail::BitOp::And, detail::DtOf<T>(), dst.d_, src0.d_, src1.d_, count);
+}
+template <typename T>
+__aicore__ inline void Or(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                          const int32_t& count)
+{
+    detail::VecBitwise(detail::BitOp::Or, detail::DtOf<T>(), dst.d_, src0.d_, src1.d_, count);
+}
+template <typename T>
+__aicore__ inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count)
+{
+    detail::VecNot(detail::DtOf<T>(), dst.d_, src.d_, count);
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void ShiftLeft(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+                                 const int32_t& count)
+{
+    const T s = scalarValue;
+    detail::VecShift(true, detail::DtOf<T>(), dst.d_, src.d_, &s, count);
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void ShiftRight(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+                                  const int32_t& count)
+{
+    const T s = scalarValue;
+    detail::VecShift(false, detail::DtOf<T>(), dst.d_, src.d_, &s, count);
 }
 
 // ===========================================================================================

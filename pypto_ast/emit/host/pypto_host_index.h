@@ -29,13 +29,7 @@
 #ifndef PYPTO_HOST_INDEX_H
 #define PYPTO_HOST_INDEX_H
 
-namespace pypto_host {
-[[noreturn]] void AssertFail(const char* expr, const char* fmt, ...);
-}  // namespace pypto_host
-
-#ifndef ascendc_assert
-#define ascendc_assert(expr, ...) (static_cast<bool>(expr) ? void(0) : pypto_host::AssertFail(#expr, __VA_ARGS__))
-#endif
+// ascendc_assert: kernel_operator.h (one definition, runtime/integer.cpp)
 
 namespace AscendC {
 

@@ -1,20 +1,9 @@
 // runtime/index.cpp -- the indexing, sorting and scan calls of pypto_host_index.h:
-// CreateVecIndex, Gather, Sort, Extract, CumSum, and ascendc_assert's failure.
+// CreateVecIndex, Gather, Sort, Extract, CumSum (ascendc_assert: runtime/integer.cpp).
 #include "runtime/internal.h"
 
 #include <cstdarg>
 
-namespace pypto_host {
-void AssertFail(const char* expr, const char* fmt, ...)
-{
-    char text[512];
-    va_list args;
-    va_start(args, fmt);
-    std::vsnprintf(text, sizeof text, fmt, args);
-    va_end(args);
-    Fault(std::string("ascendc_assert(") + expr + ") failed: " + text);
-}
-}  // namespace pypto_host
 
 namespace AscendC {
 namespace detail {
