@@ -39,7 +39,7 @@ __all__ = ["EmitError", "emit_program", "UB_BUDGET", "CTYPE"]
 
 UB_BUDGET = 184 * 1024  # emitter budget (ascendc.md §1.2 / §15)
 MAX_DIMS = 8
-SUPPORTED_DTYPES = ("fp32", "fp16", "int32")
+SUPPORTED_DTYPES = ("fp32", "fp16", "int32", "bf16")
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1  # the control program's integers
 INDEX_LIMIT = 2 ** 31
 """The kernels count rows, columns, bytes of a row and tiles in ``uint32_t`` and step them by a

@@ -958,5 +958,7 @@ __aicore__ inline void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>
 
 // Cube unit (AIC): L1/L0 buffers, Nd2Nz DataCopy, LoadData, Mmad, Fixpipe.
 #include "pypto_host_cube.h"
+// High-level math APIs (adv_api): Erf, Erfc, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Power.
+#include "pypto_host_math.h"
 
 #endif  // PYPTO_HOST_KERNEL_OPERATOR_H
