@@ -1388,8 +1388,14 @@ OPS: dict[str, Callable[[_Machine, Op], Any]] = {
 
 
 # ---------------------------------------------------------------------------------------
-# Math functions (docs/semantics.md, "Math functions"): torch's fp32 functions, fp16/bf16 computed
-# in fp32 and rounded once (torch's own 16-bit CPU kernels do the same).
+# Math functions (docs/semantics.md, "Math functions"). erf ... atanh are computed in fp64 and
+# rounded once, as the host's math APIs compute them: torch's fp32 sinh and cosh overflow to inf
+# from |x| > 88.72, where the result is finite up to 89.4. atan2 and prelu are torch's fp32 ops;
+# fp16/bf16 compute in fp32 and round once (torch's own 16-bit CPU kernels do the same).
+
+
+def _in_double(torch_fn: Callable) -> Callable:
+    return _unary(lambda m, op, t: torch_fn(t.double()).to(t.dtype))
 
 
 def _op_prelu(m: _Machine, op: Op) -> TVal:
@@ -1407,9 +1413,8 @@ def _op_prelu(m: _Machine, op: Op) -> TVal:
 _DT.update({name: FLOATS for name in ("erf", "erfc", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh",
                                       "prelu")})
 OPS.update({
-    "erf": _unary(lambda m, op, t: torch.erf(t)), "erfc": _unary(lambda m, op, t: torch.erfc(t)),
-    "atan": _unary(lambda m, op, t: torch.atan(t)), "sinh": _unary(lambda m, op, t: torch.sinh(t)),
-    "cosh": _unary(lambda m, op, t: torch.cosh(t)), "asinh": _unary(lambda m, op, t: torch.asinh(t)),
-    "acosh": _unary(lambda m, op, t: torch.acosh(t)), "atanh": _unary(lambda m, op, t: torch.atanh(t)),
+    "erf": _in_double(torch.erf), "erfc": _in_double(torch.erfc), "atan": _in_double(torch.atan),
+    "sinh": _in_double(torch.sinh), "cosh": _in_double(torch.cosh), "asinh": _in_double(torch.asinh),
+    "acosh": _in_double(torch.acosh), "atanh": _in_double(torch.atanh),
     "atan2": _binary(torch.atan2), "prelu": _op_prelu,
 })
