@@ -1389,9 +1389,9 @@ OPS: dict[str, Callable[[_Machine, Op], Any]] = {
 
 # ---------------------------------------------------------------------------------------
 # Math functions (docs/semantics.md, "Math functions"). erf ... atanh are computed in fp64 and
-# rounded once, as the host's math APIs compute them: torch's fp32 sinh and cosh overflow to inf
-# from |x| > 88.72, where the result is finite up to 89.4. atan2 and prelu are torch's fp32 ops;
-# fp16/bf16 compute in fp32 and round once (torch's own 16-bit CPU kernels do the same).
+# rounded once, as the host's math APIs compute them: torch's vectorised fp32 sinh and cosh
+# overflow to inf from |x| > 88.72, where the result is finite up to 89.4. atan2 and prelu are
+# torch's fp32 ops; fp16/bf16 compute in fp32 and round once (as torch's 16-bit CPU kernels do).
 
 
 def _in_double(torch_fn: Callable) -> Callable:
