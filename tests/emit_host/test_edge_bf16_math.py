@@ -333,3 +333,15 @@ int main() { pypto_host::Launch(1, kernel); return 0; }
     f32 = lambda v: float(torch.tensor(v, dtype=torch.float32))  # noqa: E731
     erf0, erf30, pow0 = (f32(float(v)) for v in proc.stdout.split())  # %.9g round-trips a float
     assert erf0 == f32(math.erf(-3.0)) and erf30 == f32(math.erf(0.75)) and pow0 == f32(0.5 ** -3.0)
+
+
+@pytest.mark.parametrize("out", ["bf16", "fp32"])
+def test_bf16_matmul_runs_on_the_cube(out):
+    """A bf16 matmul stopped at "a_dtype='bf16' is not supported on the cube path": its operands go through
+    L1/L0 like fp16, accumulate in fp32 and leave L0C rounded once (Fixpipe F322BF16 for a bf16 result)."""
+    g = torch.Generator().manual_seed(14)
+    x, y = torch.randn(16, 32, generator=g).bfloat16(), torch.randn(32, 16, generator=g).bfloat16()
+    got = _host_and_interp(f"matmul/bf16->{out}", {"x": x, "y": y})
+    exact = x.double() @ y.double()
+    torch.testing.assert_close(got.double(), exact.float().to(got.dtype).double(), rtol=CASES[f"matmul/bf16->{out}"].rtol,
+                               atol=1e-6)
