@@ -133,6 +133,23 @@ def test_softmax_is_within_its_bound_of_torch_in_double(dtype):
         assert got[0, int(x[0].argmax())] == got[0].max()
 
 
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_softmax_over_the_rows(dtype):
+    """softmax(x, 0) stopped at the emitter: the kernel is pypto's composition itself (amax and sum over
+    the rows, accumulated per tile on one core), within the same bound of torch in fp64."""
+    x = _random(dtype, 8.0, 15)
+    x[1, 4] = NAN
+    got = _host_and_interp(f"softmax_col/{dtype}", {"x": x})
+    assert bool(got[:, 4].isnan().all()) and not bool(got[:, :4].isnan().any())
+    want = torch.softmax(x.double(), 0)
+    ok = ~got.isnan()
+    if dtype == "fp32":
+        bound = 2.0 ** -23 * ((x.double() - x.double().amax(0, keepdim=True)).abs() + 8)
+        assert bool((((got.double() - want) / want).abs() <= bound)[ok].all())
+    else:
+        torch.testing.assert_close(got[ok].double(), want[ok].bfloat16().double(), rtol=CASES["softmax/bf16"].rtol, atol=0)
+
+
 def test_softmax_of_a_dominant_element_is_one_and_zeros():
     values = _filled(CASES["softmax/fp32"], -200.0)
     values["x"][:, 3] = 0.0
@@ -268,8 +285,8 @@ def test_bf16_ops_round_trip_through_fp32(tmp_path):
 
 
 @pytest.mark.parametrize("body,params,out,message", [
-    ("pypto.softmax(x, 0)", "x: pypto.Tensor([4, 64], pypto.DT_FP32)", "pypto.DT_FP32",
-     "'softmax' along axis 0 (only the last axis)"),
+    ("pypto.reshape(pypto.softmax(pypto.reshape(x, [2, 2, 64]), 1), [4, 64])", "x: pypto.Tensor([4, 64], pypto.DT_FP32)",
+     "pypto.DT_FP32", "'softmax' along axis 1 of a rank-3 value (the last axis, or the rows of a 2-D value)"),
     ("pypto.cast(x, pypto.DT_BF16, pypto.CastMode.CAST_ODD)", "x: pypto.Tensor([4, 64], pypto.DT_FP32)", "pypto.DT_BF16",
      "cast fp32 -> bf16 with CAST_ODD"),
     ("x + pypto.sum(x, 0, keepdim=True)", "x: pypto.Tensor([4, 64], pypto.DT_BF16)", "pypto.DT_BF16",

@@ -238,6 +238,7 @@ def _math_cases() -> list:
         cases += _binary(op, f"pypto.{op}(x, y)", MATH_DTYPES, exact=False)
     cases += _unary("hypot_s", "pypto.hypot(x, 2.0)", MATH_DTYPES, exact=False)
     cases += _unary("softmax", "pypto.softmax(x, -1)", MATH_DTYPES, exact=False)
+    cases += _unary("softmax_col", "pypto.softmax(x, 0)", MATH_DTYPES, exact=False)
     cases += [Case(f"prelu/{d}", "pypto.prelu(x, w)", (("x", FULL, d), ("w", (C,), d)), (FULL, d)) for d in MATH_DTYPES]
     for op in ("sin", "cos"):  # in fp32, rounded once: one fp16 ulp, or the fp32 error's 2e-7
         cases += _unary(op, f"pypto.{op}(x)", ("fp16",), exact=False, atol=SIN_ATOL)
