@@ -54,8 +54,8 @@ CTYPE["bf16"] = "bfloat16_t"
 ES["bf16"] = 2
 BF16_MAX = 3.3895313892515355e38  # the largest finite bf16
 _BF16_OWN = frozenset(REDUCE) | {"cast", "clone", "expand_clone", "prod"}
-# High-level math APIs of kernel_operator.h (CANN adv_api) called on fp32: op -> (API, sharedTmpBuffer
-# bytes per 256 bytes of input: the API's minimum temporary size is that many 256-byte blocks)
+# High-level math APIs of kernel_operator.h (CANN adv_api) called on fp32: op -> (API, k): the API's
+# sharedTmpBuffer needs k blocks of 256 bytes at least and uses k bytes per input byte at most
 ADV_UNARY = {"erf": ("Erf", 3), "erfc": ("Erfc", 7), "atan": ("Atan", 5), "sinh": ("Sinh", 1),
              "cosh": ("Cosh", 2), "asinh": ("Asinh", 3), "acosh": ("Acosh", 1), "atanh": ("Atanh", 1)}
 POWER_TMP = 5  # Power(tensor, tensor) on float: 4 blocks + one repeat
@@ -954,7 +954,7 @@ class SegmentEmitter:
 
     def _apart(self, op) -> bool:
         """The op's result may not share a buffer with an operand: the math APIs forbid any overlap."""
-        return op.opcode in MATH_OPS and op.opcode != "softmax" or self._pow_tensor(op)
+        return (op.opcode in MATH_OPS and op.opcode != "softmax") or self._pow_tensor(op)
 
     def _widened_keys(self, op) -> tuple:
         """(16-bit tensor operands, whether the result is one) of an op computed in fp32 by _in_fp32:
@@ -1169,7 +1169,7 @@ class SegmentEmitter:
         rank = len(op.types[0].shape) if op.types else 2
         dim = op.attr("dim", -1)
         if not isinstance(dim, int) or dim % max(rank, 1) != rank - 1:
-            unsupported(f"'softmax' along axis {dim!r} (only the last axis)", op.span)
+            unsupported(f"'softmax' along axis {dim!r} (the last axis, or the rows of a 2-D value)", op.span)
         if x[0] != "t" or self.kind(x[1]) != "F":
             unsupported("'softmax' of a broadcast value", op.span)
         src = x[1]
