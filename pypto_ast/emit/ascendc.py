@@ -43,7 +43,7 @@ __all__ = ["EmitError", "emit_program", "UB_BUDGET", "CTYPE"]
 
 UB_BUDGET = 184 * 1024  # emitter budget (ascendc.md §1.2 / §15)
 MAX_DIMS = 8
-SUPPORTED_DTYPES = ("fp32", "fp16", "int32")
+SUPPORTED_DTYPES = ("fp32", "fp16", "int32", "bf16")
 SUPPORTED_DTYPES += ("int16", "uint16", "int8", "uint8", "uint32")  # the integer family: vector_int.py
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1  # the control program's integers
 INDEX_LIMIT = 2 ** 31
@@ -497,6 +497,8 @@ class _BlockPlanner:
         if code in INDEX_OPS or self.index.absorbs(op):
             self.index.op(op)
             return
+        if code == "softmax" and self._softmax_across(op):
+            return
         if code == "view":
             src = op.operands[0]
             named = isinstance(src, ir.TensorRef)
@@ -528,6 +530,36 @@ class _BlockPlanner:
         if code not in VECTOR_OPS:
             unsupported(f"op '{code}'", span)
         self.vector_op(op)
+
+    def _softmax_across(self, op: ir.Op) -> bool:
+        """softmax over the rows of a 2-D value, as pypto composes it (amax, sub, exp, sum, div in fp32,
+        fp16/bf16 cast to fp32 and back): the reductions over the rows then emit it (one core,
+        accumulated per tile); along the last axis it stays one fused row kernel (SegmentEmitter)."""
+        t = op.types[0]
+        rank, dim = len(t.shape), op.attr("dim", -1)
+        if not isinstance(dim, int) or rank == 0 or dim % rank == rank - 1:
+            return False
+        if rank != 2:
+            unsupported(f"'softmax' along axis {dim} of a rank-{rank} value (the last axis, or the rows of a 2-D value)",
+                        op.span)
+        r = op.results[0]
+        full = ir.TensorType(t.shape, "fp32")
+        kept = ir.TensorType((ir.Const(1), t.shape[1]), "fp32")
+
+        def part(name: str, code: str, operands: tuple, attrs: dict, ty) -> ir.Value:
+            self._ir_shape[name] = tuple(gm.const(d) for d in ty.shape)
+            self.op(ir.Op((name,), code, operands, tuple(sorted(attrs.items())), (ty,), op.tile, op.cube_tile, op.span))
+            return ir.Value(name)
+        x = op.operands[0]
+        if t.dtype != "fp32":
+            x = part(f"{r}_fp32", "cast", (x,), {"dtype": "fp32"}, full)
+        e = part(f"{r}_exp", "exp", (part(f"{r}_sub", "sub", (x, part(f"{r}_max", "amax", (x,), {"dim": 0, "keepdim": True},
+                                                                       kept)), {}, full),), {}, full)
+        q = part(r if t.dtype == "fp32" else f"{r}_div", "div",
+                 (e, part(f"{r}_sum", "sum", (e,), {"dim": 0, "keepdim": True}, kept)), {}, full)
+        if t.dtype != "fp32":
+            part(r, "cast", (q,), {"dtype": t.dtype}, t)
+        return True
 
     # -- region checks -------------------------------------------------------------------
     def _check_view(self, src, g: GVal, named: bool, offsets: tuple, shape: tuple, valid, span):

@@ -37,6 +37,7 @@ KIB = 1024
 # ascendc.md §1.2: AIC memories on A2 (bytes).
 CUBE_MEMORY = {"l1": 512 * KIB, "l0a": 64 * KIB, "l0b": 64 * KIB, "l0c": 128 * KIB, "bt": 1 * KIB}
 _DTYPES = {"fp16": ("half", 2), "fp32": ("float", 4)}
+_DTYPES["bf16"] = ("bfloat16_t", 2)  # as fp16 in L1/L0 (2-byte fractals); Fixpipe F322BF16 for a bf16 result
 _U16 = 65535
 _BUFS_L1 = 2   # A1/B1 double-buffered
 _BUFS_L0 = 2   # A2/B2 double-buffered
@@ -46,7 +47,7 @@ _BUFS_L0C = 1
 @dataclass(frozen=True)
 class MatmulSpec:
     kernel: str                 # extern "C" symbol
-    a_dtype: str                # "fp16" | "fp32"
+    a_dtype: str                # "fp16" | "bf16" | "fp32"
     b_dtype: str
     c_dtype: str
     m: int                      # logical sizes of one matmul: a is [m,k], b is [k,n], c is [m,n]
@@ -83,10 +84,10 @@ def _check_spec(s: MatmulSpec) -> None:
     for name in ("a_dtype", "b_dtype", "c_dtype"):
         if getattr(s, name) not in _DTYPES:
             raise EmitError(f"matmul {name}={getattr(s, name)!r} is not supported on the cube path "
-                            f"(supported: fp16, fp32)")
+                            f"(supported: {', '.join(_DTYPES)})")
     if s.a_dtype != s.b_dtype:
         raise EmitError(f"matmul operands must have the same dtype on the cube unit (a is {s.a_dtype}, "
-                        f"b is {s.b_dtype}; A2 combos: fp16 x fp16, fp32 x fp32 -> fp32, §10.1)")
+                        f"b is {s.b_dtype}; A2 combos: fp16 x fp16, bf16 x bf16, fp32 x fp32 -> fp32, §10.1)")
     if s.a_dtype == "fp32" and (s.trans_a or not s.trans_b):
         raise EmitError("matmul fp32 x fp32 needs a stored [m, k] (trans_a=False) and b stored [n, k] "
                         "(trans_b=True): other fp32 layouts need LoadDataWithTranspose, which this emitter "
@@ -167,7 +168,7 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     T, esz = _DTYPES[s.a_dtype]
     CT = _DTYPES[s.c_dtype][0]
     c0 = p["c0"]
-    quant = "F322F16" if s.c_dtype == "fp16" else "NoQuant"
+    quant = {"fp16": "F322F16", "bf16": "F322BF16"}.get(s.c_dtype, "NoQuant")
     rows_a, cols_a = (s.k, s.m) if s.trans_a else (s.m, s.k)
     rows_b, cols_b = (s.n, s.k) if s.trans_b else (s.k, s.n)
     ext_a = (s.batch - 1) * s.batch_stride_a + (rows_a - 1) * s.lda + cols_a
@@ -361,7 +362,7 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     if s.bias:
         w("        qC2.FreeTensor(biasBt);")
     w("")
-    w(f"        // Stage 6: L0C (Nz) -> GM (ND), valid [curM, curN] only, {'float -> half' if quant == 'F322F16' else 'float'}.")
+    w(f"        // Stage 6: L0C (Nz) -> GM (ND), valid [curM, curN] only, {dict(F322F16='float -> half', F322BF16='float -> bf16').get(quant, 'float')}.")
     w("        qCO1.EnQue(cL0);")
     w("        cL0 = qCO1.DeQue<float>();")
     w(f"        Fixpipe(cGm[cBase + static_cast<uint64_t>(m0) * kLdc + n0], cL0, FixpipeParamsV220{{{u16}(curN), "

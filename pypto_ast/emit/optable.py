@@ -31,8 +31,9 @@ class Emitted:
 
 
 F = ("fp32", "fp16")
+FB = ("fp32", "fp16", "bf16")
 FI = ("fp32", "fp16", "int32")
-FI16 = FI + ("int16",)
+FI16 = ("fp32", "fp16", "bf16", "int32", "int16")
 INTS = ("int8", "uint8", "int16", "uint16", "int32", "uint32")
 _INTEGER = "emit/vector_int.py"
 _ELEMENTWISE = "runtime/elementwise.cpp"
@@ -45,67 +46,79 @@ EMITTED = (
     Emitted("sub", FI16, ("Sub", "Adds", "Axpy"), f"{_ELEMENTWISE}: IEEE subtract; scalar as Adds(-s); Axpy for alpha",
             ("sub", "sub_s", "rsub_s", "sub_alpha")),
     Emitted("mul", FI16, ("Mul", "Muls"), f"{_ELEMENTWISE}: IEEE multiply (integers wrap)", ("mul", "mul_s", "mul_0")),
-    Emitted("div", F, ("Div", "Muls", "Reciprocal"),
+    Emitted("div", FB, ("Div", "Muls", "Reciprocal"),
             f"{_ELEMENTWISE}: IEEE divide; Muls only by an exact power-of-two reciprocal",
             ("div", "div_s", "div_pow2", "rdiv_s", "div_row", "rdiv_row", "div_col")),
     Emitted("maximum", FI16, ("Max", "Maxs"), f"{_ELEMENTWISE}: IEEE 754-2019 maximum (NaN propagates, -0 < +0)",
             ("maximum", "max_s", "max_0", "max_row")),
     Emitted("minimum", FI16, ("Min", "Mins"), f"{_ELEMENTWISE}: IEEE 754-2019 minimum", ("minimum", "min_s", "min_0",
                                                                                       "min_col")),
-    Emitted("clip", F, ("Maxs", "Mins"), f"{_ELEMENTWISE}: Maxs then Mins", ("clip",)),
+    Emitted("clip", FB, ("Maxs", "Mins"), f"{_ELEMENTWISE}: Maxs then Mins", ("clip",)),
     Emitted("neg", FI16, ("Muls",), f"{_ELEMENTWISE}: Muls(-1)", ("neg",)),
-    Emitted("abs", F, ("Abs",), f"{_ELEMENTWISE}: exact", ("abs",)),
-    Emitted("relu", F, ("Relu",), f"{_ELEMENTWISE}: Maxs(x, 0)", ("relu",)),
-    Emitted("lrelu", F, ("CompareScalar", "Muls", "Select"), f"{_ELEMENTWISE}: x >= 0 ? x : slope * x", ("lrelu",)),
-    Emitted("reciprocal", F, ("Reciprocal",), f"{_ELEMENTWISE}: IEEE 1 / x", ("reciprocal",)),
-    Emitted("sign", F, ("CompareScalar", "Select", "Add"), f"{_ELEMENTWISE}: (x > 0) - (x < 0)", ("sign",)),
+    Emitted("abs", FB, ("Abs",), f"{_ELEMENTWISE}: exact", ("abs",)),
+    Emitted("relu", FB, ("Relu",), f"{_ELEMENTWISE}: Maxs(x, 0)", ("relu",)),
+    Emitted("lrelu", FB, ("CompareScalar", "Muls", "Select"), f"{_ELEMENTWISE}: x >= 0 ? x : slope * x", ("lrelu",)),
+    Emitted("reciprocal", FB, ("Reciprocal",), f"{_ELEMENTWISE}: IEEE 1 / x", ("reciprocal",)),
+    Emitted("sign", FB, ("CompareScalar", "Select", "Add"), f"{_ELEMENTWISE}: (x > 0) - (x < 0)", ("sign",)),
     # transcendental
-    Emitted("sqrt", F, ("Sqrt",), f"{_ELEMENTWISE}: correctly rounded", ("sqrt",)),
-    Emitted("rsqrt", F, ("Rsqrt",), f"{_ELEMENTWISE}: 1 / sqrt(x) in double", ("rsqrt",)),
-    Emitted("exp", F, ("Exp",), f"{_ELEMENTWISE}: libm exp", ("exp",)),
-    Emitted("log", F, ("Ln",), f"{_ELEMENTWISE}: libm log", ("log",)),
-    Emitted("exp2", F, ("Muls", "Exp"), "composed: exp(x * ln 2), fp16 widened to fp32", ("exp2",)),
-    Emitted("log2", F, ("Ln", "Muls"), "composed: ln(x) / ln 2", ("log2",)),
-    Emitted("log10", F, ("Ln", "Muls"), "composed: ln(x) / ln 10", ("log10",)),
-    Emitted("expm1", F, ("Exp", "Ln", "Div", "Select"), "composed: Kahan's (u - 1) / ln(u) * x", ("expm1",)),
-    Emitted("log1p", F, ("Ln", "Div", "Select"), "composed: Kahan's ln(u) / (u - 1) * x", ("log1p",)),
-    Emitted("sigmoid", ("fp32",), ("Exp", "Adds", "Div"), "composed: 1 / (1 + exp(-x))", ("sigmoid",)),
-    Emitted("sin", ("fp32",), ("Cast", "Mul", "Select"), "composed: three-part pi/2 reduction, Taylor polynomials",
+    Emitted("sqrt", FB, ("Sqrt",), f"{_ELEMENTWISE}: correctly rounded", ("sqrt",)),
+    Emitted("rsqrt", FB, ("Rsqrt",), f"{_ELEMENTWISE}: 1 / sqrt(x) in double", ("rsqrt",)),
+    Emitted("exp", FB, ("Exp",), f"{_ELEMENTWISE}: libm exp", ("exp",)),
+    Emitted("log", FB, ("Ln",), f"{_ELEMENTWISE}: libm log", ("log",)),
+    Emitted("exp2", FB, ("Muls", "Exp"), "composed: exp(x * ln 2), fp16 widened to fp32", ("exp2",)),
+    Emitted("log2", FB, ("Ln", "Muls"), "composed: ln(x) / ln 2", ("log2",)),
+    Emitted("log10", FB, ("Ln", "Muls"), "composed: ln(x) / ln 10", ("log10",)),
+    Emitted("expm1", FB, ("Exp", "Ln", "Div", "Select"), "composed: Kahan's (u - 1) / ln(u) * x", ("expm1",)),
+    Emitted("log1p", FB, ("Ln", "Div", "Select"), "composed: Kahan's ln(u) / (u - 1) * x", ("log1p",)),
+    Emitted("sigmoid", FB, ("Exp", "Adds", "Div"), "composed: 1 / (1 + exp(-x))", ("sigmoid",)),
+    Emitted("sin", F, ("Cast", "Mul", "Select"), "composed: three-part pi/2 reduction, Taylor polynomials",
             ("sin",)),
-    Emitted("cos", ("fp32",), ("Cast", "Mul", "Select"), "composed: as sin, the other quadrant", ("cos",)),
-    Emitted("pow", F, ("Mul", "Reciprocal", "Sqrt", "Rsqrt", "Exp", "Ln", "Abs"),
+    Emitted("cos", F, ("Cast", "Mul", "Select"), "composed: as sin, the other quadrant", ("cos",)),
+    Emitted("pow", FB, ("Mul", "Reciprocal", "Sqrt", "Rsqrt", "Exp", "Ln", "Abs"),
             "composed by exponent: torch's special cases, else |x| ** p = exp(p ln|x|) with the sign for odd p",
             ("pow0", "pow2", "pow3", "pow-1", "pow-2", "pow0.5", "pow-0.5", "pow1.5", "pow4", "pow5", "pow-3")),
     # rounding
-    Emitted("floor", ("fp32",), ("Cast",), f"{_ELEMENTWISE}: Cast float -> float, CAST_FLOOR", ("floor",)),
-    Emitted("ceil", ("fp32",), ("Cast",), f"{_ELEMENTWISE}: Cast float -> float, CAST_CEIL", ("ceil",)),
-    Emitted("round", ("fp32",), ("Cast", "Muls", "Div"), f"{_ELEMENTWISE}: Cast float -> float, CAST_RINT (half to "
+    Emitted("floor", ("fp32", "bf16"), ("Cast",), f"{_ELEMENTWISE}: Cast float -> float, CAST_FLOOR", ("floor",)),
+    Emitted("ceil", ("fp32", "bf16"), ("Cast",), f"{_ELEMENTWISE}: Cast float -> float, CAST_CEIL", ("ceil",)),
+    Emitted("round", ("fp32", "bf16"), ("Cast", "Muls", "Div"), f"{_ELEMENTWISE}: Cast float -> float, CAST_RINT (half to "
             "even); decimals=d: rint(x * 10^d) / 10^d as torch", ("round", "round_d1", "round_d3", "round_d-1",
                                                                  "round_d-2")),
-    Emitted("trunc", ("fp32",), ("Cast",), f"{_ELEMENTWISE}: Cast float -> float, CAST_TRUNC", ("trunc",)),
+    Emitted("trunc", ("fp32", "bf16"), ("Cast",), f"{_ELEMENTWISE}: Cast float -> float, CAST_TRUNC", ("trunc",)),
     # compare and select
-    *(Emitted(op, F, ("Compare", "Select") + (("CompareScalar",) if op in ("gt", "eq") else ()),
+    *(Emitted(op, FB, ("Compare", "Select") + (("CompareScalar",) if op in ("gt", "eq") else ()),
               f"{_ELEMENTWISE}: IEEE compare into a bit mask (CompareScalar for a scalar operand), Select 1/0 "
               "into bool", (op,) + ((f"{op}_s",) if op in ("gt", "eq") else ()))
       for op in ("eq", "ne", "lt", "le", "gt", "ge")),
-    Emitted("where", F, ("Compare", "CompareScalar", "Select"), f"{_ELEMENTWISE}: Select by a mask from the bool cond",
+    Emitted("where", FB, ("Compare", "CompareScalar", "Select"), f"{_ELEMENTWISE}: Select by a mask from the bool cond",
             ("where", "where_s")),
     # reductions
-    Emitted("sum", ("fp32",), ("ReduceSum", "Add"), f"{_REDUCE}: from +0, a binary tree per 64 elements; over the "
+    Emitted("sum", ("fp32", "bf16"), ("ReduceSum", "Add"), f"{_REDUCE}: from +0, a binary tree per 64 elements; over the "
             "rows Add per tile; over an inner axis the rows of each slice (emit/axes.py)", ("sum_row", "sum_col")),
-    Emitted("amax", F, ("ReduceMax", "Max"), f"{_REDUCE}: Max folded over the row (NaN anywhere gives NaN)",
+    Emitted("amax", FB, ("ReduceMax", "Max"), f"{_REDUCE}: Max folded over the row (NaN anywhere gives NaN)",
             ("amax_row", "amax_col")),
-    Emitted("amin", F, ("ReduceMin", "Min"), f"{_REDUCE}: Min folded over the row", ("amin_row", "amin_col")),
+    Emitted("amin", FB, ("ReduceMin", "Min"), f"{_REDUCE}: Min folded over the row", ("amin_row", "amin_col")),
     Emitted("prod", ("fp32",), (), f"{_REDUCE}: sequential products from 1 (scalar loop over UB)", ("prod_row",)),
     # casts
-    Emitted("cast", FI, ("Cast", "Maxs", "Mins", "Select"), f"{_ELEMENTWISE}: Cast with the round mode; finite "
+    Emitted("cast", ("fp32", "fp16", "bf16", "int32"), ("Cast", "Maxs", "Mins", "Select"), f"{_ELEMENTWISE}: Cast with the round mode; finite "
             "values clamped to +-65504 before fp32 -> fp16",
             ("cast_f16", "cast_f16_trunc", "cast_f32", "cast_i32_none", "cast_i32_rint", "cast_i32_round",
              "cast_i32_floor", "cast_i32_ceil")),
     # matmul (the cube unit)
-    Emitted("matmul", ("fp16->fp16", "fp16->fp32", "fp32->fp32"), ("LoadData", "Mmad", "Fixpipe"),
+    Emitted("matmul", ("fp16->fp16", "fp16->fp32", "fp32->fp32", "bf16->bf16", "bf16->fp32"), ("LoadData", "Mmad", "Fixpipe"),
             "runtime/cube.cpp: GM -> L1 -> L0A/L0B, Mmad accumulates exactly (double), Fixpipe rounds once",
             ("matmul", "matmul_bias")),
+    # the math functions: the high-level math APIs where A2 has them (runtime/math.cpp, pypto_host_math.h)
+    *(Emitted(op, FB, (api,), f"adv_api {api} (work buffer as its sharedTmpBuffer), computed in double and rounded "
+              "once; 16-bit dtypes widened to fp32", (op,))
+      for op, api in (("erf", "Erf"), ("erfc", "Erfc"), ("atan", "Atan"), ("sinh", "Sinh"), ("cosh", "Cosh"),
+                      ("asinh", "Asinh"), ("acosh", "Acosh"), ("atanh", "Atanh"))),
+    Emitted("atan2", FB, ("Atan", "Div", "Select"), "composed: atan of the smaller ratio, the quadrant by Select",
+            ("atan2",)),
+    Emitted("hypot", FB, ("Max", "Min", "Div", "Sqrt"), "composed: max * sqrt(1 + (min / max)^2)", ("hypot", "hypot_s")),
+    Emitted("cbrt", FB, ("Ln", "Exp"), "composed: exp(ln|x| / 3) with one Newton step, the sign of x", ("cbrt",)),
+    Emitted("prelu", FB, ("Mul", "Select"), "composed: x > 0 ? x : w * x, w along axis 1", ("prelu",)),
+    Emitted("softmax", FB, ("ReduceMax", "Exp", "ReduceSum", "Div"), "pypto's composition exp(x - amax) / sum, in "
+            "fp32; over the rows of a 2-D value the row reductions", ("softmax", "softmax_col")),
     # integers, bits and logic (composed exactly from the A2 API: docs/design.md §11)
     Emitted("bitwise_and", INTS, ("And",), f"{_INTEGER}: And on a uint16 view; runtime/integer.cpp",
             ("bitwise_and", "bitwise_and_s")),
@@ -153,7 +166,7 @@ EMITTED = (
             "accumulation element after element; integers to int64", ("cumsum", "cumsum_col")),
     Emitted("cumprod", F, ("Mul",), "other axes: Mul over the rows; last axis: a scalar loop", ("cumprod", "cumprod_col")),
     # data movement, layout, creation: their kernels are the probes of tests/emit_host/test_optable.py
-    Emitted("clone", F, (), "runtime/core.cpp: DataCopy GM -> UB -> GM", ("clone",)),
+    Emitted("clone", FB, (), "runtime/core.cpp: DataCopy GM -> UB -> GM", ("clone",)),
     Emitted("view", FI, ("DataCopyPad",), "runtime/core.cpp: DataCopyPad of the region (ragged rows and columns)"),
     Emitted("assemble", FI, ("DataCopyPad",), "runtime/core.cpp: DataCopyPad into the region"),
     Emitted("reshape", FI, (), "no data movement: the same GM seen with another shape"),
@@ -177,9 +190,8 @@ LOWERED_INTO = {
 GAPS = {
     name: "pypto-ast's Ascend C emitter does not support it yet (PTO109)"
     for name in (
-        "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "conv", "cosh", "dequantize", "erf",
-        "erfc", "hypot", "isfinite", "normal", "pad", "prelu", "quantize", "sinh", "softmax", "tan", "tanh",
-        "tril", "triu", "uniform", "var",
+        "acos", "asin", "conv", "dequantize", "isfinite", "normal", "pad", "quantize", "tan", "tanh", "tril",
+        "triu", "uniform", "var",
     )
 }
 """Ops the front end lowers that the emitter stops at, with the reason."""

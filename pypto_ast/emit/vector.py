@@ -49,7 +49,7 @@ HONOURED_ATTRS = {
     "add": {"alpha"}, "sub": {"alpha"}, "round": {"decimals"}, "lrelu": {"negative_slope"}, "clip": {"min", "max"},
     "cast": {"dtype", "mode", "satmode"}, "arange": {"dtype", "start", "step", "stop"},
     "full": {"dtype", "shape", "value", "valid_shape"}, "zeros": {"dtype", "shape"}, "ones": {"dtype", "shape"},
-    "expand_clone": {"shape"}, **{code: {"dim", "keepdim"} for code in ("sum", "amax", "amin", "prod")},
+    "expand_clone": {"shape"}, "softmax": {"dim"}, **{code: {"dim", "keepdim"} for code in ("sum", "amax", "amin", "prod")},
 }
 """The attributes the vector emitter reads, per opcode: an op carrying any other is refused (PTO109),
 never emitted as if it were absent (round(x, decimals=1) once came out as round(x))."""
@@ -59,6 +59,25 @@ CTYPE.update(INT_CTYPES)
 ES.update(INT_SIZES)
 COMPARE["greater"] = "GT"  # pypto.greater is gt
 VECTOR_OPS |= {"greater"} | set(INTEGER_OPS)
+
+# ---- bf16 and the math library (docs/semantics.md "bf16", "Math functions") ----------------------
+# bf16 values live in UB as bf16 (2-byte DataCopy); A2 has no bf16 arithmetic (ascendc.md §3), so an op
+# on bf16 casts its bf16 operands to fp32 (CAST_NONE, exact), computes in fp32 and rounds its result
+# once (CAST_RINT): SegmentEmitter._in_fp32.  These ops handle bf16 themselves (bit copies, Cast, the
+# row reductions' fp32 widening):
+CTYPE["bf16"] = "bfloat16_t"
+ES["bf16"] = 2
+BF16_MAX = 3.3895313892515355e38  # the largest finite bf16
+_BF16_OWN = frozenset(REDUCE) | {"cast", "clone", "expand_clone", "prod"}
+# High-level math APIs of kernel_operator.h (CANN adv_api) called on fp32: op -> (API, k): the API's
+# sharedTmpBuffer needs k blocks of 256 bytes at least and uses k bytes per input byte at most
+ADV_UNARY = {"erf": ("Erf", 3), "erfc": ("Erfc", 7), "atan": ("Atan", 5), "sinh": ("Sinh", 1),
+             "cosh": ("Cosh", 2), "asinh": ("Asinh", 3), "acosh": ("Acosh", 1), "atanh": ("Atanh", 1)}
+POWER_TMP = 5  # Power(tensor, tensor) on float: 4 blocks + one repeat
+ADV_TMP_CAP = 2048  # bytes per block of temporary used at most (more only speeds the API up)
+MATH_OPS = frozenset(ADV_UNARY) | {"hypot", "atan2", "cbrt", "prelu", "softmax"}
+_MATH_OWN_SCRATCH = {"hypot": 5, "atan2": 5, "cbrt": 4, "prelu": 2, "softmax": 1}  # fp32 slots (masks: one each)
+VECTOR_OPS |= MATH_OPS
 
 
 @dataclass
@@ -135,12 +154,28 @@ def _exact_reciprocal(v, dt: str):
 
 def _in_dtype(v, dt: str) -> float:
     """v as pypto's Element rule makes it for a ``dt`` tensor (rounded to fp16 for fp16)."""
+    if dt == "bf16":
+        return to_bf16(v)
     if dt != "fp16":
         return float(v)
     try:
         return struct.unpack("<e", struct.pack("<e", float(v)))[0]
     except OverflowError:
         return math.copysign(math.inf, float(v))
+
+
+def to_bf16(v) -> float:
+    """v rounded to bf16 as torch rounds a Python number for a bf16 tensor: to fp32 first, then to
+    nearest-even bf16 (a finite value past the fp32 range is an infinity)."""
+    v = float(v)
+    if math.isnan(v) or math.isinf(v):
+        return v
+    try:
+        bits = struct.unpack("<I", struct.pack("<f", v))[0]
+    except OverflowError:
+        return math.copysign(math.inf, v)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
 
 
 # pi = 3.140625 + 0.000965118408203125 + 2.5351817e-06 (8 bits, 8 bits, the float nearest the rest)
@@ -153,7 +188,7 @@ def _pow_exponent(op, dt: str) -> float:
     e = op.operands[1] if len(op.operands) > 1 else None
     if not _is_scalar(e):
         unsupported("'pow' with a tensor exponent", op.span)
-    if dt not in ("fp32", "fp16"):
+    if dt not in ("fp32", "fp16", "bf16"):
         unsupported(f"'pow' on {dt}", op.span)
     p = _in_dtype(_sval(e), dt)
     if not math.isfinite(p):
@@ -205,7 +240,7 @@ class SegmentEmitter(IntegerOps):
         for st in s.stores:
             st.kind = self.kind(st.key)
         kinds = {self.kind(k) for k in s.dtype}
-        row_ops = any(op.opcode in REDUCE or op.opcode in ("prod", "expand_clone", "arange")
+        row_ops = any(op.opcode in REDUCE or op.opcode in ("prod", "expand_clone", "arange", "softmax")
                       or self.integer_whole_rows(op) for op in s.ops)
         # Column tiles only where no op needs whole rows (reductions, row/column broadcasts, arange:
         # its fill counts from the row's first column).
@@ -297,6 +332,7 @@ class SegmentEmitter(IntegerOps):
             need = self._scratch_count(op)
             self.scratch[i] = [take() for _ in range(need)]
             in_place = op.opcode not in ("sign", "cast", "prod") and op.opcode not in REDUCE
+            in_place = in_place and not self._apart(op)
             dead_in = [x.name for x in op.operands if isinstance(x, ir.Value) and last_use.get(x.name) == i
                        and home.get(x.name, ("",))[0] == "in" and x.name not in reuse_in.values()
                        and self.kind(x.name) == "F"  # full loads are tiled: their queue buffer is per tile
@@ -333,6 +369,7 @@ class SegmentEmitter(IntegerOps):
                      if op.opcode in REDUCE and self.kind(op.results[0]) == "C"]
         q += sum(self._buf_bytes("C", dt, tr) for _, dt in self.accs)
         self.work_bytes = max(256, -(-self.cpad * 4 * 2 // 256) * 256, self.slot_bytes if self._needs_full_work() else 0)
+        self.work_bytes = max(self.work_bytes, self._math_tmp_bytes())
         self.ub_bytes = q + nslots * self.slot_bytes + self.work_bytes
 
     def _nbuf(self, n: int) -> int:
@@ -348,12 +385,14 @@ class SegmentEmitter(IntegerOps):
 
     def _scratch_count(self, op) -> int:
         """Scratch slots of one op: its own, and one more for an fp16 op computed in fp32."""
-        return self._op_scratch(op) + self._widened(op)
+        return self._op_scratch(op) + self._widened(op) + self._widen_slots(op)
 
     def _op_scratch(self, op) -> int:
         code = op.opcode
         if code in INTEGER_OPS:
             return self.integer_scratch(op)
+        if code in MATH_OPS or (code == "pow" and self._pow_tensor(op)):
+            return self._math_scratch(op)
         if code in ("expm1", "log1p"):
             return 4
         if code in ("sin", "cos"):
@@ -374,8 +413,10 @@ class SegmentEmitter(IntegerOps):
         """An fp16 op composed of several vector steps runs them in fp32 and rounds to fp16 once,
         as every fp16 op does in the interpreter (docs/semantics.md); half intermediates would
         round at each step (exp2 as Exp(x * ln2) was off by 8 in 2198)."""
-        if op.opcode not in ("exp2", "expm1", "log2", "log10", "log1p", "pow") or self.s.dtype[op.results[0]] != "fp16":
+        if op.opcode not in ("exp2", "expm1", "log2", "log10", "log1p", "pow", "sin", "cos") or self.s.dtype[op.results[0]] != "fp16":
             return False
+        if op.opcode == "pow" and self._pow_tensor(op):
+            return False  # both operands are widened (_math)
         return op.opcode != "pow" or _pow_kind(_pow_exponent(op, "fp16")) not in _POW_ONE_ROUNDING
 
     # -- rendering helpers ---------------------------------------------------------------
@@ -702,9 +743,13 @@ class SegmentEmitter(IntegerOps):
         n = self.count(res)
         out: list = []
         cm = f"  // %{res} = {code}"
+        if self._widen_slots(op):
+            return self._in_fp32(i, op)
         ops = [self._operand(x, span) for x in op.operands if not isinstance(x, tuple)]
         if code in INTEGER_OPS:
             return self.integer_op(i, op, ops, res, dt, dst, n, cm)
+        if code in MATH_OPS or (code == "pow" and self._pow_tensor(op)):
+            return self._math(i, op, ops, res, dt, dst, n, out, cm)
 
         if code in BINARY:
             a, b = ops
@@ -785,14 +830,18 @@ class SegmentEmitter(IntegerOps):
             if sdt == dt:
                 out.append(f"        AscendC::DataCopy({dst}, {self.ref(src)}, {n});{cm} (same dtype)")
                 return out
-            if (sdt, dt) == ("fp32", "int32") and mode == "CAST_NONE":
+            if (sdt, dt) in (("fp32", "int32"), ("bf16", "int32")) and mode == "CAST_NONE":
                 mode = "CAST_TRUNC"  # float -> int32 needs a rounding mode on A2; C/torch truncate
             if (sdt, dt) not in (("fp32", "fp16"), ("fp16", "fp32"), ("fp32", "int32"), ("int32", "fp32"),
-                                 ("fp16", "int32")):
+                                 ("fp16", "int32"), ("bf16", "fp32"), ("fp32", "bf16"), ("bf16", "int32")):
                 unsupported(f"cast {sdt} -> {dt}", span)
+            if (sdt, dt) == ("fp32", "bf16"):  # A2: float -> bf16 rounds with a directed or nearest mode only
+                if mode == "CAST_ODD":
+                    unsupported("cast fp32 -> bf16 with CAST_ODD (A2's Cast to bf16 has no round-to-odd)", span)
+                mode = "CAST_RINT" if mode == "CAST_NONE" else mode
             if dt == "int32" and not self._saturates(op, sdt, dt):  # the A2 Cast to an integer clamps
                 unsupported(f"cast {sdt} -> int32 with satmode OFF (wrapping)", span)
-            if (sdt, dt) == ("fp16", "fp32") and mode != "CAST_NONE":
+            if (sdt, dt) in (("fp16", "fp32"), ("bf16", "fp32")) and mode != "CAST_NONE":
                 mode = "CAST_NONE"  # exact widening: the only mode A2 allows
             n = min(n, self.count(src))  # both buffers hold the tile; the narrower rounds up further
             x = self.ref(src)
@@ -945,6 +994,246 @@ class SegmentEmitter(IntegerOps):
         return L + [f"AscendC::Select({dst}, {mask}, {c}, {dst}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});",
                     f"AscendC::Mul({dst}, {dst}, {k}, {n});"]
 
+    # -- bf16 and the math library ---------------------------------------------------------
+    def _pow_tensor(self, op) -> bool:
+        """pow with a tensor exponent (the Power API); a scalar exponent is _pow's."""
+        return op.opcode == "pow" and len(op.operands) > 1 and isinstance(op.operands[1], ir.Value)
+
+    def _apart(self, op) -> bool:
+        """The op's result may not share a buffer with an operand: the math APIs forbid any overlap."""
+        return (op.opcode in MATH_OPS and op.opcode != "softmax") or self._pow_tensor(op)
+
+    def _widened_keys(self, op) -> tuple:
+        """(16-bit tensor operands, whether the result is one) of an op computed in fp32 by _in_fp32:
+        every bf16 op but those that handle bf16 themselves, and the math ops on fp16 too."""
+        if op.opcode in _BF16_OWN:
+            return [], False
+        narrow = ("bf16", "fp16") if op.opcode in MATH_OPS or self._pow_tensor(op) else ("bf16",)
+        keys = []
+        for x in op.operands:
+            if isinstance(x, ir.Value) and self.s.dtype.get(x.name) in narrow and x.name not in keys:
+                keys.append(x.name)
+        return keys, self.s.dtype[op.results[0]] in narrow
+
+    def _widen_slots(self, op) -> int:
+        """Scratch slots _in_fp32 adds to the op's own: an fp32 copy of each widened operand and the
+        fp32 result."""
+        keys, res = self._widened_keys(op)
+        return len(keys) + res
+
+    def _count_as(self, key: str, dt: str) -> int:
+        """Elements of ``key``'s tile in dtype ``dt`` (the count of its fp32 copy), in 256-byte steps."""
+        rows = self.tr if self.kind(key) in ("F", "R") else 1
+        n = rows * self.stride(self.kind(key), dt)
+        return -(-n * ES[dt] // 256) * 256 // ES[dt]
+
+    def _cast_lines(self, key: str, dst: str, src: str, to: str, frm: str, mode: str, note: str) -> list:
+        """Cast a whole value (its rows one by one for a per-row value, whose block holds a different
+        number of elements in each dtype)."""
+        if self.kind(key) == "R":
+            body = [f"AscendC::Cast({dst}[r * {self.stride('R', to)}], {src}[r * {self.stride('R', frm)}], "
+                    f"AscendC::RoundMode::{mode}, 1);{note}"]
+            lines: list = []
+            self._rows(lines, body, f"{self.tr}u")
+            return lines
+        return [f"        AscendC::Cast({dst}, {src}, AscendC::RoundMode::{mode}, {self._count_as(key, 'fp32')});{note}"]
+
+    def _in_fp32(self, i: int, op) -> list:
+        """An op on bf16 (a math op on fp16 or bf16) as A2 computes it: its 16-bit operands cast to
+        fp32 copies (exact), the op emitted on fp32, the result rounded once to its dtype (CAST_RINT).
+        Scalars take the tensor's dtype first (pypto's Element rule), as the interpreter rounds them."""
+        keys, narrow_res = self._widened_keys(op)
+        res = op.results[0]
+        slots = self.scratch[i][self._op_scratch(op):]
+        narrow = self.s.dtype[keys[0]] if keys else self.s.dtype[res]
+        cm = f"  // %{res} = {op.opcode} in fp32"
+        out: list = []
+        saved = {}
+        for j, key in enumerate(keys):
+            w = f"tmp.GetWithOffset<float>({self.slot_bytes // 4}, {slots[j] * self.slot_bytes})"
+            out += self._cast_lines(key, w, self.ref(key), "fp32", self.s.dtype[key], "CAST_NONE", cm if j == 0 else "")
+            saved[key] = (self.home[key], self.s.dtype[key])
+        real = self.ref(res)
+        for j, key in enumerate(keys):
+            self.home[key], self.s.dtype[key] = ("tmp", slots[j]), "fp32"
+        if narrow_res:
+            saved[res] = (self.home[res], self.s.dtype[res])
+            self.home[res], self.s.dtype[res] = ("tmp", slots[len(keys)]), "fp32"
+
+        def element(v):
+            return ir.Const(_in_dtype(_sval(v), narrow)) if _is_scalar(v) else v
+        attrs = tuple((k, element(v).value if k in ("alpha", "min", "max", "value") and _is_scalar(v) else v)
+                      for k, v in op.attrs)
+        op32 = ir.Op(op.results, op.opcode, tuple(element(x) for x in op.operands), attrs, op.types, op.tile,
+                     op.cube_tile, op.span)
+        try:
+            out += self._op(i, op32)
+            wide = self.ref(res)
+        finally:
+            for key, (home, dt) in saved.items():
+                self.home[key], self.s.dtype[key] = home, dt
+        if narrow_res:
+            out += self._cast_lines(res, real, wide, self.s.dtype[res], "fp32", "CAST_RINT",
+                                    f"  // rounded to {self.s.dtype[res]} once")
+        return out
+
+    def _math_scratch(self, op) -> int:
+        """Scratch slots of a math op: its own, and a full copy of each operand it broadcasts."""
+        res = self.kind(op.results[0])
+        return _MATH_OWN_SCRATCH.get(op.opcode, 0) + sum(
+            1 for x in op.operands[:2] if _is_scalar(x) or (isinstance(x, ir.Value) and self.kind(x.name) != res))
+
+    def _math_tmp_bytes(self) -> int:
+        """The sharedTmpBuffer of the math APIs (the work buffer): the API's minimum number of
+        256-byte blocks, each as large as a tile's slot up to ADV_TMP_CAP."""
+        blocks = 0
+        for op in self.s.ops:
+            if op.opcode in ADV_UNARY:
+                blocks = max(blocks, ADV_UNARY[op.opcode][1])
+            elif op.opcode == "atan2":
+                blocks = max(blocks, ADV_UNARY["atan"][1])
+            elif self._pow_tensor(op):
+                blocks = max(blocks, POWER_TMP)
+        return blocks * min(self.slot_bytes, ADV_TMP_CAP)
+
+    def _full(self, i: int, x, res: str, slots: list, op, out: list) -> str:
+        """Operand ``x`` (("t", key) or ("s", value)) of a math op as a value of the result's kind:
+        itself, or broadcast over the full tile into the next of ``slots`` (scratch indices)."""
+        if x[0] == "t" and self.kind(x[1]) == self.kind(res):
+            return self.ref(x[1])
+        if self.kind(res) != "F":
+            unsupported(f"'{op.opcode}' broadcasting into a {self.kind(res)} value", op.span)
+        t = self.scratch_ref(i, slots.pop(0), "fp32")
+        if x[0] == "s":
+            out.append(f"        AscendC::Duplicate({t}, {lit(x[1], 'fp32')}, {self.count(res)});  // broadcast")
+        elif self.kind(x[1]) == "C":
+            self._rows(out, [f"AscendC::DataCopy({t}[r * {self.cpad}], {self.ref(x[1])}, {self.cpad});  // broadcast"],
+                       f"{self.tr}u")
+        else:
+            self._vs_sync(out)
+            self._rows(out, [f"AscendC::Duplicate({t}[r * {self.cpad}], {self._scalar_of(x[1])}, {self.cpad});  // broadcast"],
+                       f"{self.tr}u")
+        return t
+
+    def _math(self, i, op, ops, res, dt, dst, n, out, cm) -> list:
+        """The math ops on fp32 (fp16 and bf16 reach here widened): the high-level math APIs where
+        A2 has one (their temporary buffer is ``work``), compositions of basic APIs elsewhere
+        (docs/semantics.md, "Math functions")."""
+        code, span = op.opcode, op.span
+        if dt != "fp32":
+            unsupported(f"'{code}' on {dt}", span)
+        if code == "softmax":
+            return self._softmax(i, op, ops[0], dst, out, cm)
+        own = _MATH_OWN_SCRATCH.get(code, 0)
+        slots = list(range(own, self._op_scratch(op)))  # for broadcast operands
+        args = [self._full(i, x, res, slots, op, out) for x in ops[:2]]
+        tmp = "work.Get<uint8_t>()"
+        L: list = []
+        if code in ADV_UNARY:
+            L.append(f"AscendC::{ADV_UNARY[code][0]}({dst}, {args[0]}, {tmp}, {n});{cm}")
+        elif code == "pow":
+            L.append(f"AscendC::Power({dst}, {args[0]}, {args[1]}, {tmp}, {n});{cm}")
+        elif code == "cbrt":
+            L += self._cbrt(i, args[0], dst, n, cm)
+        elif code == "prelu":
+            if len(op.types[0].shape) > 2:
+                unsupported(f"'prelu' of a rank-{len(op.types[0].shape)} value (its weight runs along axis 1)", span)
+            (x, w), t, mask = args, self.scratch_ref(i, 0, "fp32"), self.scratch_ref(i, 1, "bool")
+            L += [f"AscendC::Mul({t}, {x}, {w}, {n});{cm} (x > 0 ? x : w * x)",
+                  f"AscendC::CompareScalar({mask}, {x}, {lit(0.0, 'fp32')}, AscendC::CMPMODE::GT, {n});",
+                  f"AscendC::Select({dst}, {mask}, {x}, {t}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});"]
+        else:  # hypot, atan2
+            L += (self._hypot if code == "hypot" else self._atan2)(i, args[0], args[1], dst, n, cm)
+        out.extend("        " + x for x in L)
+        return out
+
+    def _hypot(self, i, a: str, b: str, dst: str, n, cm: str) -> list:
+        """hypot(a, b) = m * sqrt(1 + (k / m)^2), m = max(|a|, |b|), k = min(|a|, |b|): no overflow
+        or underflow of a*a; m = 0 gives 0; an infinite operand gives +inf, a NaN beside it too (C99)."""
+        ax, ay, m, t = (self.scratch_ref(i, j, "fp32") for j in range(4))
+        mask = self.scratch_ref(i, 4, "bool")
+        f = lambda v: lit(v, "fp32")  # noqa: E731
+        L = [f"AscendC::Abs({ax}, {a}, {n});{cm} (m * sqrt(1 + (k / m)^2))", f"AscendC::Abs({ay}, {b}, {n});",
+             f"AscendC::Max({m}, {ax}, {ay}, {n});", f"AscendC::Min({t}, {ax}, {ay}, {n});",
+             f"AscendC::Div({t}, {t}, {m}, {n});", f"AscendC::Mul({t}, {t}, {t}, {n});",
+             f"AscendC::Adds({t}, {t}, {f(1.0)}, {n});", f"AscendC::Sqrt({t}, {t}, {n});", f"AscendC::Mul({dst}, {t}, {m}, {n});"]
+        L += self._where_value(m, "EQ", 0.0, m, dst, mask, n, "fp32", "m = 0: 0")
+        L += self._where_value(ax, "EQ", math.inf, ax, dst, mask, n, "fp32", "|a| = inf: inf")
+        L += self._where_value(ay, "EQ", math.inf, ay, dst, mask, n, "fp32", "|b| = inf: inf")
+        return L
+
+    def _negative_lines(self, v: str, r: str, mask: str, src: str, dst: str, n) -> list:
+        """dst = src where v is negative or -0 (v < 0, or 1 / v < 0), else dst unchanged."""
+        f = lambda x: lit(x, "fp32")  # noqa: E731
+        return [f"AscendC::CompareScalar({mask}, {v}, {f(0.0)}, AscendC::CMPMODE::LT, {n});",
+                f"AscendC::Select({dst}, {mask}, {src}, {dst}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});",
+                f"AscendC::Reciprocal({r}, {v}, {n});",
+                f"AscendC::CompareScalar({mask}, {r}, {f(0.0)}, AscendC::CMPMODE::LT, {n});  // 1 / -0 = -inf",
+                f"AscendC::Select({dst}, {mask}, {src}, {dst}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});"]
+
+    def _atan2(self, i, y: str, x: str, dst: str, n, cm: str) -> list:
+        """atan2(y, x) from Atan on [0, 1]: a = atan(min(|x|, |y|) / max(|x|, |y|)), then pi/2 - a where
+        |y| > |x|, pi - a where x is negative (or -0), and the sign of y (or -0): C99's special values
+        (both zero: q = 0; both infinite: q = 1)."""
+        ax, ay, q, v = (self.scratch_ref(i, j, "fp32") for j in range(4))
+        mask = self.scratch_ref(i, 4, "bool")
+        f = lambda c: lit(c, "fp32")  # noqa: E731
+        L = [f"AscendC::Abs({ax}, {x}, {n});{cm} (atan of min/max on [0, 1], then the octant)",
+             f"AscendC::Abs({ay}, {y}, {n});", f"AscendC::Min({q}, {ax}, {ay}, {n});", f"AscendC::Max({v}, {ax}, {ay}, {n});",
+             f"AscendC::CompareScalar({mask}, {q}, {f(math.inf)}, AscendC::CMPMODE::NE, {n});",
+             f"AscendC::Div({q}, {q}, {v}, {n});",
+             f"AscendC::Select({q}, {mask}, {q}, {f(1.0)}, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, {n});  // both inf: 1",
+             f"AscendC::CompareScalar({mask}, {v}, {f(0.0)}, AscendC::CMPMODE::NE, {n});",
+             f"AscendC::Select({q}, {mask}, {q}, {f(0.0)}, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, {n});  // both 0: 0",
+             f"AscendC::Atan({dst}, {q}, work.Get<uint8_t>(), {n});",
+             f"AscendC::Muls({v}, {dst}, {f(-1.0)}, {n});", f"AscendC::Adds({v}, {v}, {f(math.pi / 2)}, {n});",
+             f"AscendC::Compare({mask}, {ay}, {ax}, AscendC::CMPMODE::GT, {n});",
+             f"AscendC::Select({dst}, {mask}, {v}, {dst}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});  // pi/2 - a",
+             f"AscendC::Muls({v}, {dst}, {f(-1.0)}, {n});", f"AscendC::Adds({v}, {v}, {f(math.pi)}, {n});  // pi - a"]
+        L += self._negative_lines(x, q, mask, v, dst, n)
+        L += [f"AscendC::Muls({v}, {dst}, {f(-1.0)}, {n});  // the sign of y"]
+        return L + self._negative_lines(y, q, mask, v, dst, n)
+
+    def _cbrt(self, i, x: str, dst: str, n, cm: str) -> list:
+        """cbrt(x): y = exp(ln|x| / 3), one Newton step y = (2y + |x| / y^2) / 3, the sign of x;
+        0, +-inf and NaN are |x| itself with that sign (cbrt(-0) = -0)."""
+        a, y, t = (self.scratch_ref(i, j, "fp32") for j in range(3))
+        mask = self.scratch_ref(i, 3, "bool")
+        f = lambda c: lit(c, "fp32")  # noqa: E731
+        L = [f"AscendC::Abs({a}, {x}, {n});{cm} (exp(ln|x| / 3) and a Newton step)", f"AscendC::Ln({y}, {a}, {n});",
+             f"AscendC::Muls({y}, {y}, {f(1 / 3)}, {n});", f"AscendC::Exp({y}, {y}, {n});",
+             f"AscendC::Mul({t}, {y}, {y}, {n});", f"AscendC::Div({t}, {a}, {t}, {n});",
+             f"AscendC::Muls({y}, {y}, {f(2.0)}, {n});", f"AscendC::Add({y}, {y}, {t}, {n});",
+             f"AscendC::Duplicate({t}, {f(3.0)}, {n});", f"AscendC::Div({y}, {y}, {t}, {n});"]
+        L += self._where_value(a, "EQ", 0.0, a, y, mask, n, "fp32", "0")
+        L += self._where_value(a, "EQ", math.inf, a, y, mask, n, "fp32", "inf")
+        L += [f"AscendC::DataCopy({dst}, {y}, {n});", f"AscendC::Muls({y}, {y}, {f(-1.0)}, {n});  // the sign of x"]
+        return L + self._negative_lines(x, t, mask, y, dst, n)
+
+    def _softmax(self, i, op, x, dst: str, out: list, cm: str) -> list:
+        """softmax along the last axis, row by row, as pypto composes it: m = max, e = exp(x - m), e / sum(e)
+        (a row holding NaN, or +inf, or only -inf is NaN)."""
+        rank = len(op.types[0].shape) if op.types else 2
+        dim = op.attr("dim", -1)
+        if not isinstance(dim, int) or dim % max(rank, 1) != rank - 1:
+            unsupported(f"'softmax' along axis {dim!r} (the last axis, or the rows of a 2-D value)", op.span)
+        if x[0] != "t" or self.kind(x[1]) != "F":
+            unsupported("'softmax' of a broadcast value", op.span)
+        src = x[1]
+        m, w, cp = self.scratch_ref(i, 0, "fp32"), self.work("fp32"), self.cpad
+        srow, drow, vc = f"{self.ref(src)}[r * {cp}]", f"{dst}[r * {cp}]", self.vc[src]
+        sync = ["AscendC::SetFlag<AscendC::HardEvent::V_S>(0);", "AscendC::WaitFlag<AscendC::HardEvent::V_S>(0);"]
+        body = [f"AscendC::ReduceMax({m}, {srow}, {w}, {vc});{cm} (max, exp(x - max), / sum)"] + sync + [
+                f"const float mx = {m}.GetValue(0);",
+                f"AscendC::Adds({drow}, {srow}, static_cast<float>(-mx), {cp});",
+                f"AscendC::Exp({drow}, {drow}, {cp});",
+                f"AscendC::ReduceSum({m}[8], {drow}, {w}, {vc});"] + sync + [
+                f"AscendC::Duplicate({w}, {m}.GetValue(8), {cp});",
+                f"AscendC::Div({drow}, {drow}, {w}, {cp});",
+                "AscendC::SetFlag<AscendC::HardEvent::S_V>(0);", "AscendC::WaitFlag<AscendC::HardEvent::S_V>(0);"]
+        self._rows(out, body, f"{self.tr}u")
+        return out
+
     def _alpha(self, i, code: str, a: str, b: str, alpha: float, res: str, dst: str, n, cm: str) -> list:
         """a + alpha * b (sub: a - alpha * b) rounded once, as the interpreter computes it: Axpy into
         a copy of a (fp16: both widened to fp32 first, as every fp16 op); integers Muls and Add."""
@@ -1020,23 +1309,25 @@ class SegmentEmitter(IntegerOps):
             raise EmitError(f"cast: {exc}", op.span) from None
 
     def _saturating_fp16(self, op) -> bool:
-        """An fp32 -> fp16 cast with saturation (pypto's default for the pair): the A2 Cast turns a
-        finite overflow into inf (IEEE, the device's default Inf/NaN mode), so the kernel clamps."""
+        """An fp32 -> fp16 (or bf16) cast with saturation (pypto's default for the pair): the A2 Cast
+        turns a finite overflow into inf (IEEE, the device's default Inf/NaN mode), so the kernel clamps."""
         if op.opcode != "cast" or not isinstance(op.operands[0], ir.Value):
             return False
         sdt, dt = self.s.dtype[op.operands[0].name], self.s.dtype[op.results[0]]
-        return (sdt, dt) == ("fp32", "fp16") and self._saturates(op, sdt, dt)
+        return (sdt, dt) in (("fp32", "fp16"), ("fp32", "bf16")) and self._saturates(op, sdt, dt)
 
     def _clamp_to_fp16(self, i: int, src: str, out: list, cm: str) -> str:
-        """Finite values of ``src`` clamped to +-65504 in a scratch slot (+-inf and NaN kept, as the
-        interpreter's saturation does); returns the slot."""
+        """Finite values of ``src`` clamped to +-65504 (bf16: +-BF16_MAX) in a scratch slot (+-inf and
+        NaN kept, as the interpreter's saturation does); returns the slot."""
         n = self.count(src)
         t, mask = self.scratch_ref(i, 0, "fp32"), self.scratch_ref(i, 1, "bool")
         x = self.ref(src)
-        big = lit(65504.0, "fp32")
-        out += [f"        AscendC::Abs({t}, {x}, {n});{cm}: saturate finite values to the fp16 range",
+        target = self.s.dtype[self.s.ops[i].results[0]]
+        limit = BF16_MAX if target == "bf16" else 65504.0
+        big = lit(limit, "fp32")
+        out += [f"        AscendC::Abs({t}, {x}, {n});{cm}: saturate finite values to the {target} range",
                 f"        AscendC::CompareScalar({mask}, {t}, {lit(math.inf, 'fp32')}, AscendC::CMPMODE::EQ, {n});",
-                f"        AscendC::Maxs({t}, {x}, {lit(-65504.0, 'fp32')}, {n});",
+                f"        AscendC::Maxs({t}, {x}, {lit(-limit, 'fp32')}, {n});",
                 f"        AscendC::Mins({t}, {t}, {big}, {n});",
                 f"        AscendC::Select({t}, {mask}, {x}, {t}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});  // +-inf kept"]
         return t
@@ -1046,6 +1337,8 @@ class SegmentEmitter(IntegerOps):
         sk = self.kind(src)
         rk = self.kind(res)
         if sk == "F" and rk == "C" and code in REDUCE:  # over the rows: one core, accumulated per tile
+            if dt == "bf16":
+                unsupported(f"'{code}' over the rows on bf16 (an fp32 accumulator across tiles)", span)
             acc = self.ref(res)
             init = {"sum": "0.0", "amax": "-INFINITY", "amin": "INFINITY"}[code]
             fn = {"sum": "Add", "amax": "Max", "amin": "Min"}[code]
@@ -1072,7 +1365,7 @@ class SegmentEmitter(IntegerOps):
         if dt == "fp32":
             self._rows(out, [f"AscendC::{fn}({dst}[r * {rs}], {srow}, work.Get<float>(), {vc});{cm}"], f"{self.tr}u")
             return out
-        if dt == "fp16":  # reduce in fp32: widen the row, reduce, narrow the result
+        if dt in ("fp16", "bf16"):  # reduce in fp32: widen the row, reduce, narrow the result
             w = "work.Get<float>()"
             body = [f"AscendC::Cast({w}, {srow}, AscendC::RoundMode::CAST_NONE, {vc});{cm} (in fp32)",
                     f"AscendC::{fn}({w}[{self.cpad}], {w}, {w}[{self.cpad}], {vc});",

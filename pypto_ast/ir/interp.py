@@ -506,14 +506,14 @@ _DT: dict[str, frozenset] = {
     "log": FLOATS, "log2": FLOATS, "log10": FLOATS, "log1p": FLOATS,
     "ceil": _F_I16_I32, "floor": _F_I16_I32, "trunc": _F_I16_I32, "round": _F_I16_I32,
     "sign": _F_I16_I32 | {"int8"}, "relu": FLOATS, "lrelu": FLOATS,
-    "sigmoid": frozenset({"fp32"}), "sin": frozenset({"fp32"}), "cos": frozenset({"fp32"}),
-    "softmax": frozenset({"fp32"}), "cbrt": FLOATS, "clip": _F_I16_I32,
+    "sigmoid": FLOATS, "sin": frozenset({"fp32", "fp16"}), "cos": frozenset({"fp32", "fp16"}),
+    "softmax": FLOATS, "cbrt": FLOATS, "clip": _F_I16_I32,
     "tril": _F_I16_I32 | {"int8"}, "triu": _F_I16_I32 | {"int8"}, "clone": _ALL,
     "logical_not": FLOATS | {"bool", "int8", "uint8"}, "isfinite": FLOATS | INTS,
     "signbit": FLOATS | {"int8", "int16", "int32", "int64"},
     "eq": FLOATS, "ne": FLOATS, "lt": FLOATS, "le": FLOATS, "gt": FLOATS, "ge": FLOATS,
     "greater": FLOATS, "where": FLOATS,
-    "sum": frozenset({"fp32"}), "prod": frozenset({"fp32"}), "amax": FLOATS, "amin": FLOATS,
+    "sum": frozenset({"fp32", "bf16"}), "prod": frozenset({"fp32"}), "amax": FLOATS, "amin": FLOATS,
     "var": FLOATS, "cumsum": _F_I16_I32,
     "matmul": frozenset({"int8", "fp16", "bf16", "fp32"}),
     "transpose": frozenset({"fp16", "bf16", "int16", "uint16", "fp32", "int32", "uint32"}),
@@ -729,12 +729,14 @@ def _lrelu(m: _Machine, op: Op, t: torch.Tensor) -> torch.Tensor:
 
 def _cbrt(m: _Machine, op: Op, t: torch.Tensor) -> torch.Tensor:
     d = t.double()
-    return (torch.sign(d) * d.abs().pow(1.0 / 3.0)).to(t.dtype)
+    return torch.where(d == 0, d, torch.sign(d) * d.abs().pow(1.0 / 3.0)).to(t.dtype)  # cbrt(-0) = -0 (C99)
 
 
 def _softmax(m: _Machine, op: Op, t: torch.Tensor) -> torch.Tensor:
-    dim = int(m.attr(op, "dim", -1))
-    return torch.softmax(t, dim=_norm_dim(m, dim, t.dim(), "softmax"))
+    """pypto's composition (operator.py): exp(x - amax) / sum, in fp32 (a true division)."""
+    dim = _norm_dim(m, int(m.attr(op, "dim", -1)), t.dim(), "softmax")
+    e = torch.exp(t - torch.amax(t, dim=dim, keepdim=True))
+    return e / torch.sum(e, dim=dim, keepdim=True)
 
 
 def _tri(torch_fn: Callable) -> Callable:
@@ -1667,4 +1669,36 @@ OPS.update({  # the integer, bitwise and logical family
     "bitwise_left_shift": _binary(torch.bitwise_left_shift), "bitwise_right_shift": _binary(torch.bitwise_right_shift),
     "bitwise_not": _unary(lambda m, op, t: _bitwise_not(t)), "copysign": _binary(torch.copysign),
     "logical_and": _op_logical_and,
+})
+
+
+# Math functions (docs/semantics.md, "Math functions"). erf ... atanh are computed in fp64 and
+# rounded once, as the host's math APIs compute them: torch's vectorised fp32 sinh and cosh
+# overflow to inf from |x| > 88.72, where the result is finite up to 89.4. atan2 and prelu are
+# torch's fp32 ops; fp16/bf16 compute in fp32 and round once (as torch's 16-bit CPU kernels do).
+
+
+def _in_double(torch_fn: Callable) -> Callable:
+    return _unary(lambda m, op, t: torch_fn(t.double()).to(t.dtype))
+
+
+def _op_prelu(m: _Machine, op: Op) -> TVal:
+    """``prelu(x, weight)``: ``x > 0 ? x : weight * x`` (torch), the 1-D weight running along axis 1
+    (length 1 for a 1-D x)."""
+    x, w = m.value(op.operands[0]), m.value(op.operands[1])
+    if len(w.shape) != 1:
+        raise m.err(f"prelu: the weight must be 1-D, got {list(w.shape)}")
+    if len(x.shape) >= 2:  # along axis 1, broadcast over the others
+        shape = (1, w.shape[0]) + (1,) * (len(x.shape) - 2)
+        w = TVal(w.data.reshape((1, w.valid[0]) + (1,) * (len(x.shape) - 2)), shape, w.dtype)
+    return _elementwise(m, op, [x, w], lambda a, b: torch.where(a > 0, a, a * b))
+
+
+_DT.update({name: FLOATS for name in ("erf", "erfc", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh",
+                                      "prelu")})
+OPS.update({
+    "erf": _in_double(torch.erf), "erfc": _in_double(torch.erfc), "atan": _in_double(torch.atan),
+    "sinh": _in_double(torch.sinh), "cosh": _in_double(torch.cosh), "asinh": _in_double(torch.asinh),
+    "acosh": _in_double(torch.acosh), "atanh": _in_double(torch.atanh),
+    "atan2": _binary(torch.atan2), "prelu": _op_prelu,
 })

@@ -46,6 +46,7 @@ TORCH_DT = {"fp32": torch.float32, "fp16": torch.float16, "int32": torch.int32, 
 INTS = ("int8", "uint8", "int16", "uint16", "int32", "uint32")  # the integer family's dtypes (emit/vector_int.py)
 DT.update({d: f"pypto.DT_{d.upper()}" for d in INTS})
 TORCH_DT.update({d: getattr(torch, d) for d in INTS})
+DT["bf16"], TORCH_DT["bf16"] = "pypto.DT_BF16", torch.bfloat16
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ SIN_ATOL = 2e-7
 ORDER_FREE = (float("nan"), float("inf"), float("-inf"), 0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -3.0)  # no underflow
 RTOL_POW = 2e-5  # exp(p * ln|x|): the rounding of p * ln|x| (up to ~100) is amplified by exp
 APPROX = {"fp32": 4e-6, "fp16": 1e-3}  # a few fp32 ulps; one fp16 ulp (a rounding tie may flip)
+APPROX["bf16"] = 8e-3  # one bf16 ulp
 
 
 def _unary(name, expr, dtypes=("fp32", "fp16"), exact=True, out=None, rtol=0.0, magnitudes=(), **kw):
@@ -180,6 +182,7 @@ def _cases() -> list:
     cases.append(Case("matmul_bias/fp16->fp32", 'pypto.matmul(x, y, pypto.DT_FP32, b_trans=True, extend_params={"bias_tensor": z})',
                       (("x", (16, 32), "fp16"), ("y", (16, 32), "fp16"), ("z", (1, 16), "fp32")), ((16, 16), "fp32"),
                       False, APPROX["fp32"], magnitudes=(1.0, 1e-3, 100.0), limit=1e15, scale="matmul"))
+    cases += _bf16_cases() + _math_cases()
     return cases + _integer_cases()
 
 
@@ -275,6 +278,76 @@ def _index_cases() -> list:
     return cases
 
 
+def _bf16_cases() -> list:
+    """bf16: every op computes in fp32 and rounds once (docs/semantics.md), so the exact fp32 ops stay
+    exact after the rounding; the others may flip a rounding tie (one bf16 ulp)."""
+    b = ("bf16",)
+    cases = []
+    for op in ("add", "sub", "mul", "maximum", "minimum", "div"):
+        cases += _binary(op, f"pypto.{op}(x, y)", b)
+    cases += _binary("add_alpha", "pypto.add(x, y, alpha=2.5)", b) + _binary("sub_alpha", "pypto.sub(x, y, alpha=0.75)", b)
+    for name, expr in (("add_s", "x + 1.5"), ("sub_s", "x - 0.75"), ("rsub_s", "2.0 - x"), ("mul_s", "x * -3.0"),
+                       ("mul_tenth", "x * 0.1"), ("div_s", "x / 3.0"), ("div_pow2", "x / 4.0"), ("rdiv_s", "2.0 / x"),
+                       ("max_0", "pypto.maximum(x, 0.0)"), ("min_s", "pypto.minimum(x, 2.5)"),
+                       ("clip", "pypto.clip(x, -1.0, 2.0)"), ("neg", "-x"), ("clone", "pypto.clone(x)"),
+                       ("lrelu", "pypto.lrelu(x, 0.25)"), ("div_row", "x / pypto.amax(x, -1, keepdim=True)"),
+                       ("sub_row", "x - pypto.amax(x, -1, keepdim=True)"), ("where_s", "pypto.where(x < 0.0, 0.0, x)"),
+                       ("gt_s", "x > 0.0"), ("eq_s", "pypto.eq(x, 0.1)")):
+        cases += _unary(name, expr, b, out="bool" if name in ("gt_s", "eq_s") else None)
+    cases += [Case(f"{op}_col/bf16", expr, (("x", FULL, "bf16"), ("y", (1, C), "bf16")), (FULL, "bf16"))
+              for op, expr in (("mul_col", "x * y"), ("div_col", "x / y"), ("min_col", "pypto.minimum(x, y)"))]
+    for op in ("abs", "relu", "reciprocal", "sign", "floor", "ceil", "round", "trunc"):
+        cases += _unary(op, f"pypto.{op}(x)", b)
+    for p in ("0", "2", "3", "-1", "-2"):
+        cases += _unary(f"pow{p}", f"pypto.pow(x, {p})", b)
+    for op in ("sqrt", "exp", "log", "rsqrt", "expm1", "log2", "log10", "log1p", "exp2"):
+        cases += _unary(op, f"pypto.{op}(x)", b, exact=False)
+    for p in ("0.5", "1.5", "4", "-3"):
+        cases += _unary(f"pow{p}", f"pypto.pow(x, {p})", b, exact=False)
+    cases += _unary("sigmoid", "pypto.sigmoid(x)", ("fp16", "bf16"), exact=False)
+    for op in ("gt", "ge", "lt", "le", "eq", "ne"):
+        cases += _binary(op, f"pypto.{op}(x, y)", b, out="bool")
+    cases += _binary("where", "pypto.where(x > y, x, y)", b)
+    for op in ("amax", "amin"):
+        cases.append(Case(f"{op}_row/bf16", f"pypto.{op}(x, -1, keepdim=True)", (("x", FULL, "bf16"),), ((R, 1), "bf16")))
+    cases.append(Case("sum_row/bf16", "pypto.sum(x, -1, keepdim=True)", (("x", FULL, "bf16"),), ((R, 1), "bf16"),
+                      False, APPROX["bf16"], limit=1e30, scale="sum-1"))
+    cases += _unary("cast_bf16", "pypto.cast(x, pypto.DT_BF16)", ("fp32",), out="bf16")
+    cases += _unary("cast_bf16_trunc", "pypto.cast(x, pypto.DT_BF16, pypto.CastMode.CAST_TRUNC)", ("fp32",), out="bf16")
+    cases.append(Case("cast_bf16_row/fp32", "pypto.cast(pypto.amax(x, -1, keepdim=True), pypto.DT_BF16)",
+                      (("x", FULL, "fp32"),), ((R, 1), "bf16")))
+    cases += _unary("cast_f32", "pypto.cast(x, pypto.DT_FP32)", b, out="fp32")
+    for mode in ("CAST_NONE", "CAST_RINT", "CAST_FLOOR"):
+        cases += _unary(f"cast_i32_{mode[5:].lower()}", f"pypto.cast(x, pypto.DT_INT32, pypto.CastMode.{mode})", b,
+                        out="int32")
+    for out in ("bf16", "fp32"):
+        expr = "x @ y" if out == "bf16" else "pypto.matmul(x, y, pypto.DT_FP32)"
+        cases.append(Case(f"matmul/bf16->{out}", expr, (("x", (16, 32), "bf16"), ("y", (32, 16), "bf16")),
+                          ((16, 16), out), False, APPROX[out], magnitudes=(1.0, 1e-3, 100.0, 1e-39), limit=1e15,
+                          scale="matmul"))
+    return cases
+
+
+MATH_DTYPES = ("fp32", "fp16", "bf16")
+
+
+def _math_cases() -> list:
+    """The math functions: the host's APIs compute in double (or compose basic APIs, within 2 fp32 ulps),
+    torch in fp32; fp16/bf16 round once from fp32 (docs/semantics.md, "Math functions")."""
+    cases = []
+    for op in ("erf", "erfc", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "cbrt"):
+        cases += _unary(op, f"pypto.{op}(x)", MATH_DTYPES, exact=False)
+    for op in ("atan2", "hypot", "pow"):
+        cases += _binary(op, f"pypto.{op}(x, y)", MATH_DTYPES, exact=False)
+    cases += _unary("hypot_s", "pypto.hypot(x, 2.0)", MATH_DTYPES, exact=False)
+    cases += _unary("softmax", "pypto.softmax(x, -1)", MATH_DTYPES, exact=False)
+    cases += _unary("softmax_col", "pypto.softmax(x, 0)", MATH_DTYPES, exact=False)
+    cases += [Case(f"prelu/{d}", "pypto.prelu(x, w)", (("x", FULL, d), ("w", (C,), d)), (FULL, d)) for d in MATH_DTYPES]
+    for op in ("sin", "cos"):  # in fp32, rounded once: one fp16 ulp, or the fp32 error's 2e-7
+        cases += _unary(op, f"pypto.{op}(x)", ("fp16",), exact=False, atol=SIN_ATOL)
+    return cases
+
+
 CASES = {c.name: c for c in _cases()}
 
 
@@ -283,6 +356,9 @@ CASES = {c.name: c for c in _cases()}
 def _specials(dtype: str) -> list:
     inf, nan = float("inf"), float("nan")
     common = [nan, inf, -inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.0]
+    if dtype == "bf16":
+        return common + [BF16_MAX, -BF16_MAX, 1.1754943508222875e-38, 2.0 ** -133, -1e-40, 3.4e38, 65504.0, 1e5,
+                         88.7, 89.0, -87.3, -104.0, 1e30, 257.0, 2.0 ** -14, 1e-5, 0.999, 1.001]
     if dtype == "fp16":
         return common + [65504.0, -65504.0, 2.0 ** -14, -(2.0 ** -14), 2.0 ** -24, 3 * 2.0 ** -24, 1e-6, 11.0,
                          11.1, -17.4, 2048.0, 4097.0, 1e-3]
@@ -294,6 +370,8 @@ def _specials(dtype: str) -> list:
 INT_SPECIALS = [0, 1, -1, 2 ** 31 - 1, -(2 ** 31), 2 ** 30, -(2 ** 30), 46341, -46341, 65535, 16777217, 7, -5]
 MAGNITUDES = {"fp32": [1.0, 1e-3, 100.0, 1e4, 1e30, 1e-39], "fp16": [1.0, 1e-3, 30.0, 1e4, 1e-6],
               "int32": [10, 1000, 2 ** 20, 2 ** 31]}
+MAGNITUDES["bf16"] = [1.0, 1e-3, 100.0, 1e4, 1e30, 1e-39]
+BF16_MAX = 3.3895313892515355e38
 COLUMNS = [0, 1, 3, 7, 8, 15, 16, 31, 32, 63, 64, C - 1]
 
 
@@ -309,7 +387,7 @@ def tensor_values(draw, shape: tuple, dtype: str, magnitudes: tuple = (), base=N
                   planted: tuple = ()) -> torch.Tensor:
     """A background of one magnitude (seeded torch values; or a copy of ``base``) with special
     values planted in it."""
-    rows, cols = shape
+    rows, cols = shape if len(shape) == 2 else (1, shape[0])
     if base is not None:
         t = base.clone()
     elif dtype in INTS:
@@ -329,7 +407,7 @@ def tensor_values(draw, shape: tuple, dtype: str, magnitudes: tuple = (), base=N
                                [v for v in (planted or _specials(dtype)) if not abs(v) > limit])
     column = st.one_of(st.sampled_from([c for c in COLUMNS if c < cols]), st.integers(0, cols - 1))
     for row, col, value in draw(st.lists(st.tuples(st.integers(0, rows - 1), column, specials), max_size=10)):
-        t[row, col] = value
+        t[(row, col) if len(shape) == 2 else col] = value
     return t
 
 
