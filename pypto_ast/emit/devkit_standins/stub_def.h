@@ -6,7 +6,7 @@
 // 16-bit float types and the hardware intrinsics the devkit's implementation calls.  Only what
 // the devkit (mirror-cann/asc-devkit) needs to parse for A2 (__NPU_ARCH__ 2201) is here, and
 // nothing computes: the check is `g++ -fsyntax-only`.  Nothing here is in namespace AscendC but
-// the three CPU-debug globals the devkit reads there, so every AscendC name a kernel uses is the
+// the three CPU-debug names the devkit reads there, so every AscendC name a kernel uses is the
 // devkit's own.
 #ifndef PYPTO_STANDIN_STUB_DEF_H
 #define PYPTO_STANDIN_STUB_DEF_H
@@ -88,9 +88,10 @@ constexpr int32_t AIV_TYPE = 2;
 extern bool g_isVdeq;
 }  // namespace AscendC
 
-// A CCE intrinsic takes anything (the check is of a kernel's use of the AscendC API above them,
-// not of the devkit's use of the intrinsics); most return nothing, those that read a register or
-// convert a scalar return a value.
+// Every CCE intrinsic the A2 headers call (found in the preprocessed headers, not only those today's
+// kernels instantiate).  One takes anything (the check is of a kernel's use of the AscendC API
+// above them, not of the devkit's use of the intrinsics); most return nothing, those that read a
+// register or convert a scalar return a value.
 #define PYPTO_CCE(name) \
     template <class... A> \
     inline void name(A&&...) {}
