@@ -575,10 +575,10 @@ def _sort_rows(K: _Kernel, x: GVal, out: GVal, descending: bool, k, values: bool
         loop.append(f'ascendc_assert({k}u <= vc0, "topk: k = %d is outside [1, %d], the valid extent of dim %d", '
                     f"{k}, static_cast<int>(vc0), {dim});")
     loop += ["const uint32_t n32 = (vc0 + 31u) / 32u * 32u;",
-             K.call("Duplicate", f"x, static_cast<{ct}>(-INFINITY), static_cast<int32_t>(32u + n32)", "padding sorts last")]
+             K.call("Duplicate", f"x, static_cast<{ct}>(-__builtin_inff()), static_cast<int32_t>(32u + n32)", "padding sorts last")]
     K.sync("V_MTE2", loop)
     loop.append(K.copy_in(0, "x[32]", "u", "1", "vc0", np_,
-                          pad=f"true, 0, static_cast<uint8_t>((a - vc0 % a) % a), static_cast<{ct}>(-INFINITY)"))
+                          pad=f"true, 0, static_cast<uint8_t>((a - vc0 % a) % a), static_cast<{ct}>(-__builtin_inff())"))
     K.sync("MTE2_V", loop)
     src = "x[32]"
     if not descending:

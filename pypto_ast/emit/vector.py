@@ -123,13 +123,14 @@ def _sval(x):
 
 
 def lit(v, dt: str, span=None) -> str:
-    """A C++ literal of the element type."""
+    """A C++ literal of the element type; inf and NaN are compiler builtins (<cmath>'s INFINITY and
+    NAN exist in CANN's CPU-debug build only, not for the NPU)."""
     if dt == "int32" or dt in INT_CTYPES:
         return int_literal(v, dt, span)
     v = float(v)
     if not math.isfinite(v):
         return ("static_cast<half>(" if dt == "fp16" else "static_cast<float>(") + \
-            ("-" if v < 0 else "") + ("INFINITY" if not math.isnan(v) else "NAN") + ")"
+            ("-" if v < 0 else "") + ("__builtin_inff()" if not math.isnan(v) else '__builtin_nanf("")') + ")"
     s = repr(v)
     if "e" not in s and "." not in s:
         s += ".0"
@@ -1340,7 +1341,7 @@ class SegmentEmitter(IntegerOps):
             if dt == "bf16":
                 unsupported(f"'{code}' over the rows on bf16 (an fp32 accumulator across tiles)", span)
             acc = self.ref(res)
-            init = {"sum": "0.0", "amax": "-INFINITY", "amin": "INFINITY"}[code]
+            init = {"sum": "0.0", "amax": "-__builtin_inff()", "amin": "__builtin_inff()"}[code]
             fn = {"sum": "Add", "amax": "Max", "amin": "Min"}[code]
             ct = CTYPE[dt]
             out.append(f"        if (r0 == 0) AscendC::Duplicate({acc}, static_cast<{ct}>({init}), {self.cpad});{cm}")

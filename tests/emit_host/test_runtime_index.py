@@ -30,8 +30,8 @@ def test_create_vec_index_gather_and_sort(tmp_path):
     LocalTensor<float> x = a.Get<float>(), v = d.Get<float>(), sorted = c.Get<float>(), tmp = e.Get<float>();
     LocalTensor<int32_t> iota = b.Get<int32_t>();
     CreateVecIndex(iota, 0, 64);
-    const float data[8] = {2.0f, NAN, -0.0f, 0.0f, INFINITY, 2.0f, -1.0f, NAN};
-    for (int i = 0; i < 64; ++i) x.SetValue(i, i < 8 ? data[i] : -INFINITY);
+    const float data[8] = {2.0f, __builtin_nanf(""), -0.0f, 0.0f, __builtin_inff(), 2.0f, -1.0f, __builtin_nanf("")};
+    for (int i = 0; i < 64; ++i) x.SetValue(i, i < 8 ? data[i] : -__builtin_inff());
     Sort<float, true>(sorted, x, iota.ReinterpretCast<uint32_t>(), tmp, 2);
     LocalTensor<uint32_t> idx = b.Get<uint32_t>();
     Extract(v, idx, sorted, 2);

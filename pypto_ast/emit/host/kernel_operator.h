@@ -74,13 +74,8 @@
 #ifndef GM_ADDR
 #define GM_ADDR __gm__ uint8_t*
 #endif
-// Float constants of <cmath> that emitted kernels use, without the cost of parsing <cmath>.
-#ifndef INFINITY
-#define INFINITY (__builtin_inff())
-#endif
-#ifndef NAN
-#define NAN (__builtin_nanf(""))
-#endif
+// No INFINITY / NAN: CANN's kernel_operator.h has no <cmath> for the NPU, so emitted kernels
+// spell them __builtin_inff() / __builtin_nanf("") (docs/realheaders.md).
 
 // ===========================================================================================
 // Host-side control: faults, block index, traffic counters, launcher.

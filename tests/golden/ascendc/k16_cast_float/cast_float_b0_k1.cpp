@@ -88,7 +88,7 @@ private:
         AscendC::LocalTensor<half> o4 = q4.AllocTensor<half>();
 #line 17 "k16_cast_float.py"
         AscendC::Abs(tmp.GetWithOffset<float>(2048, 0), l0, 2048);  // %0 = cast: saturate finite values to the fp16 range
-        AscendC::CompareScalar(tmp.GetWithOffset<uint8_t>(8192, 8192), tmp.GetWithOffset<float>(2048, 0), static_cast<float>(INFINITY), AscendC::CMPMODE::EQ, 2048);
+        AscendC::CompareScalar(tmp.GetWithOffset<uint8_t>(8192, 8192), tmp.GetWithOffset<float>(2048, 0), static_cast<float>(__builtin_inff()), AscendC::CMPMODE::EQ, 2048);
         AscendC::Maxs(tmp.GetWithOffset<float>(2048, 0), l0, -65504.0f, 2048);
         AscendC::Mins(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 0), 65504.0f, 2048);
         AscendC::Select(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<uint8_t>(8192, 8192), l0, tmp.GetWithOffset<float>(2048, 0), AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, 2048);  // +-inf kept
@@ -103,7 +103,7 @@ private:
         AscendC::Adds(tmp.GetWithOffset<float>(2048, 8192), tmp.GetWithOffset<float>(2048, 8192), 0.1f, 2048);  // %4 = add
 #line 20 "k16_cast_float.py"
         AscendC::Abs(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 8192), 2048);  // %5 = cast: saturate finite values to the fp16 range
-        AscendC::CompareScalar(tmp.GetWithOffset<uint8_t>(8192, 16384), tmp.GetWithOffset<float>(2048, 0), static_cast<float>(INFINITY), AscendC::CMPMODE::EQ, 2048);
+        AscendC::CompareScalar(tmp.GetWithOffset<uint8_t>(8192, 16384), tmp.GetWithOffset<float>(2048, 0), static_cast<float>(__builtin_inff()), AscendC::CMPMODE::EQ, 2048);
         AscendC::Maxs(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 8192), -65504.0f, 2048);
         AscendC::Mins(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 0), 65504.0f, 2048);
         AscendC::Select(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<uint8_t>(8192, 16384), tmp.GetWithOffset<float>(2048, 8192), tmp.GetWithOffset<float>(2048, 0), AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, 2048);  // +-inf kept
