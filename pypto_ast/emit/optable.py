@@ -111,7 +111,8 @@ EMITTED = (
     *(Emitted(op, FB, (api,), f"adv_api {api} (work buffer as its sharedTmpBuffer), computed in double and rounded "
               "once; 16-bit dtypes widened to fp32", (op,))
       for op, api in (("erf", "Erf"), ("erfc", "Erfc"), ("atan", "Atan"), ("sinh", "Sinh"), ("cosh", "Cosh"),
-                      ("asinh", "Asinh"), ("acosh", "Acosh"), ("atanh", "Atanh"))),
+                      ("asinh", "Asinh"), ("acosh", "Acosh"), ("atanh", "Atanh"), ("tan", "Tan"),
+                      ("tanh", "Tanh"), ("asin", "Asin"), ("acos", "Acos"))),
     Emitted("atan2", FB, ("Atan", "Div", "Select"), "composed: atan of the smaller ratio, the quadrant by Select",
             ("atan2",)),
     Emitted("hypot", FB, ("Max", "Min", "Div", "Sqrt"), "composed: max * sqrt(1 + (min / max)^2)", ("hypot", "hypot_s")),
@@ -190,8 +191,7 @@ LOWERED_INTO = {
 GAPS = {
     name: "pypto-ast's Ascend C emitter does not support it yet (PTO109)"
     for name in (
-        "acos", "asin", "conv", "dequantize", "isfinite", "normal", "pad", "quantize", "tan", "tanh", "tril",
-        "triu", "uniform", "var",
+        "conv", "dequantize", "isfinite", "normal", "pad", "quantize", "tril", "triu", "uniform", "var",
     )
 }
 """Ops the front end lowers that the emitter stops at, with the reason."""

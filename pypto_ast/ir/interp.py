@@ -1695,10 +1695,12 @@ def _op_prelu(m: _Machine, op: Op) -> TVal:
 
 
 _DT.update({name: FLOATS for name in ("erf", "erfc", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh",
-                                      "prelu")})
+                                      "tan", "tanh", "asin", "acos", "prelu")})
 OPS.update({
     "erf": _in_double(torch.erf), "erfc": _in_double(torch.erfc), "atan": _in_double(torch.atan),
     "sinh": _in_double(torch.sinh), "cosh": _in_double(torch.cosh), "asinh": _in_double(torch.asinh),
     "acosh": _in_double(torch.acosh), "atanh": _in_double(torch.atanh),
+    "tan": _in_double(torch.tan), "tanh": _in_double(torch.tanh), "asin": _in_double(torch.asin),
+    "acos": _in_double(torch.acos),
     "atan2": _binary(torch.atan2), "prelu": _op_prelu,
 })

@@ -335,7 +335,8 @@ def _math_cases() -> list:
     """The math functions: the host's APIs compute in double (or compose basic APIs, within 2 fp32 ulps),
     torch in fp32; fp16/bf16 round once from fp32 (docs/semantics.md, "Math functions")."""
     cases = []
-    for op in ("erf", "erfc", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "cbrt"):
+    for op in ("erf", "erfc", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "tan", "tanh", "asin", "acos",
+               "cbrt"):
         cases += _unary(op, f"pypto.{op}(x)", MATH_DTYPES, exact=False)
     for op in ("atan2", "hypot", "pow"):
         cases += _binary(op, f"pypto.{op}(x, y)", MATH_DTYPES, exact=False)
