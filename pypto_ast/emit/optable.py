@@ -143,6 +143,8 @@ EMITTED = (
     Emitted("copysign", F, ("And", "Or"), f"{_INTEGER}: the sign bit of y onto |x|", ("copysign", "copysign_s")),
     Emitted("signbit", ("fp32", "fp16", "int32", "int16", "int8"), ("CompareScalar",), f"{_INTEGER}: the sign bit",
             ("signbit",)),
+    Emitted("isfinite", ("fp32", "fp16", "int16", "int32"), ("Sub", "CompareScalar", "Duplicate"),
+            f"{_INTEGER}: x - x == 0 (NaN for inf and NaN); integers always", ("isfinite",)),
     Emitted("logical_not", INTS + F + ("bool",), ("CompareScalar",), f"{_INTEGER}: x == 0 (bool: Not on the mask)",
             ("logical_not",)),
     Emitted("logical_and", ("fp32", "int16", "bool"), ("CompareScalar", "And"), f"{_INTEGER}: each operand != 0, "
@@ -191,7 +193,7 @@ LOWERED_INTO = {
 GAPS = {
     name: "pypto-ast's Ascend C emitter does not support it yet (PTO109)"
     for name in (
-        "conv", "dequantize", "isfinite", "normal", "pad", "quantize", "tril", "triu", "uniform", "var",
+        "conv", "dequantize", "normal", "pad", "quantize", "tril", "triu", "uniform", "var",
     )
 }
 """Ops the front end lowers that the emitter stops at, with the reason."""
