@@ -33,6 +33,7 @@ from .. import ir
 from ..diagnostics import format_count
 from . import abi, gm
 from .axes import split_axis_reductions
+from .decompose import decompose
 from .errors import EmitError, unsupported
 from .gm import GVal
 from .index import OPS as INDEX_OPS, IndexLaunch, IndexPlanner
@@ -454,7 +455,8 @@ class _BlockPlanner:
     def run(self):
         self._ir_shape = {}
         named = {name: tuple(gm.const(d) for d in b.shape) for name, b in self.P.named.items()}
-        ops = self.ops = split_axis_reductions(self.block.ops, {n: s for n, s in named.items() if None not in s})
+        static = {n: s for n, s in named.items() if None not in s}
+        ops = self.ops = split_axis_reductions(decompose(self.block.ops, static), static)
         for op in ops:
             for r, t in zip(op.results, op.types):
                 dims = tuple(gm.const(d) for d in t.shape)
