@@ -297,6 +297,7 @@ def unary(ctx, name, args, kwargs):
 
 def reduce(ctx, name, args, kwargs):
     x = _tensor(args[0] if args else kwargs.get("input"), f"the input of pypto.{name}")
+    _check_op_page(name, x)
     dim = _arg(args, kwargs, 1, "dim")
     keepdim = _arg(args, kwargs, 2, "keepdim", False)
     keepdim = bool(keepdim) if isinstance(keepdim, (bool, int)) else keepdim
@@ -354,11 +355,17 @@ def op_rms_norm(ctx, name, args, kwargs):
         if ctx.building:
             raise OpError("pypto.rms_norm needs a static last dim")
         return ctx.emit("rms_norm", (x,), {}, x.shape, x.dtype, tile="vec")
-    sq = call(ctx, "mul", (x, x), {})
+    wide = x.dtype is not None and x.dtype.ir != "fp32"  # computed in fp32, back to x's dtype (the op page)
+    xf = call(ctx, "cast", (x, FP32), {}) if wide else x
+    sq = call(ctx, "mul", (xf, xf), {})
     mean = call(ctx, "mul", (call(ctx, "sum", (sq, -1, True), {}), 1.0 / n), {})
     scale = call(ctx, "rsqrt", (call(ctx, "add", (mean, eps), {}),), {})
-    out = call(ctx, "mul", (x, scale), {})
-    return call(ctx, "mul", (out, gamma), {}) if gamma is not None else out
+    out = call(ctx, "mul", (xf, scale), {})
+    if gamma is not None:
+        g = call(ctx, "cast", (gamma, FP32), {}) if wide and getattr(gamma, "dtype", None) is not None \
+            and gamma.dtype.ir != "fp32" else gamma
+        out = call(ctx, "mul", (out, g), {})
+    return call(ctx, "cast", (out, x.dtype), {}) if wide else out
 
 
 def op_cast(ctx, name, args, kwargs):

@@ -513,7 +513,7 @@ _DT: dict[str, frozenset] = {
     "signbit": FLOATS | {"int8", "int16", "int32", "int64"},
     "eq": FLOATS, "ne": FLOATS, "lt": FLOATS, "le": FLOATS, "gt": FLOATS, "ge": FLOATS,
     "greater": FLOATS, "where": FLOATS,
-    "sum": frozenset({"fp32", "bf16"}), "prod": frozenset({"fp32"}), "amax": FLOATS, "amin": FLOATS,
+    "sum": frozenset({"fp32", "bf16", "int32", "int16"}), "prod": frozenset({"fp32"}), "amax": FLOATS, "amin": FLOATS,
     "var": FLOATS, "cumsum": _F_I16_I32,
     "matmul": frozenset({"int8", "fp16", "bf16", "fp32"}),
     "transpose": frozenset({"fp16", "bf16", "int16", "uint16", "fp32", "int32", "uint32"}),
