@@ -187,6 +187,10 @@ LOWERED_INTO = {
     "max": ("maximum",),
     "min": ("minimum",),
     "rms_norm": ("mul", "sum", "rsqrt"),
+    **{f"experimental{ns}.online_softmax": ("mul", "amax", "sub", "exp", "sum", "cast")
+       for ns in ("", ".operation")},
+    **{f"experimental{ns}.online_softmax_update": ("maximum", "sub", "exp", "mul", "add")
+       for ns in ("", ".operation")},
     # composed before planning by emit/decompose.py (numbers: tests/emit_host/test_decompose.py)
     "var": ("cast", "sum", "div", "expand_clone", "sub", "mul"),
     "pad": ("full", "concat"),
