@@ -11,8 +11,8 @@ before a block is planned (as ``axes.split_axis_reductions`` rewrites reductions
   ``triu``), the column and row indices from ``arange`` (exact in fp32 below 2^24) expanded to
   the value's last two axes; leading axes repeat the mask (``concat``).
 
-Each rewrite needs the operand's static shape; without one the op stays as it was and the
-emitter names it (PTO109).  docs/design.md ("Ops composed before planning") says why here.
+Each rewrite needs the operand's static shape, and ``var`` a fully valid operand (its divisor is
+the element count); without them the op stays as it was and the emitter names it (PTO109).  docs/design.md ("Ops composed before planning") says why here.
 """
 
 from __future__ import annotations
@@ -29,10 +29,16 @@ def decompose(ops: tuple, named: dict) -> tuple:
     """``ops`` with every ``var``, ``pad``, ``tril`` and ``triu`` of a static operand rewritten;
     ``named``: the static shape of each named tensor (``@x``)."""
     shapes = {("@", k): tuple(v) for k, v in named.items()}
+    partial: set = set()  # values that may be partially valid (a valid_shape upstream)
     out = []
     for op in ops:
+        if op.attr("valid_shape") is not None or any(isinstance(x, ir.Value) and x.name in partial
+                                                     for x in op.operands):
+            partial.update(op.results)
         rewrite = _REWRITES.get(op.opcode)
         shape = _shape_of(op.operands[0], shapes) if rewrite and op.operands else None
+        if op.opcode == "var" and isinstance(op.operands[0], ir.Value) and op.operands[0].name in partial:
+            shape = None  # its count is the valid elements', known only at run time: left to PTO109
         new = rewrite(op, shape) if shape is not None else None
         for o in new or [op]:
             for name, t in zip(o.results, o.types):

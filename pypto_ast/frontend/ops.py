@@ -299,12 +299,16 @@ def reduce(ctx, name, args, kwargs):
     x = _tensor(args[0] if args else kwargs.get("input"), f"the input of pypto.{name}")
     _check_op_page(name, x)
     dim = _arg(args, kwargs, 1, "dim")
-    keepdim = _arg(args, kwargs, 2, "keepdim", False)
+    # var(input, dim, correction, keepdim): the repository's signature takes correction third
+    keepdim = _arg(args, kwargs, 3 if name == "var" else 2, "keepdim", False)
     keepdim = bool(keepdim) if isinstance(keepdim, (bool, int)) else keepdim
     rank = x.rank
     attrs: dict = {"keepdim": keepdim}
     if name == "var":
-        attrs["correction"] = kwargs.get("correction", 1)
+        correction = const_of(_arg(args, kwargs, 2, "correction", 1))
+        if not isinstance(correction, (int, float)) or isinstance(correction, bool):
+            raise OpError("pypto.var needs a correction known at build time")
+        attrs["correction"] = int(correction) if float(correction).is_integer() else float(correction)
     if rank is None or not isinstance(keepdim, bool):
         return ctx.emit(name, (x,), attrs, None, x.dtype, tile="vec")
     if dim is None:

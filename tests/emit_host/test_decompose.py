@@ -108,3 +108,21 @@ def test_tril_and_triu_are_torchs_bit_for_bit(tmp_path_factory, lead, rows, cols
     got = _both(_kernel(tmp, f"pypto.{op}(x, {diagonal})", shape, shape, dt, "kt"), x, shape)
     for backend, v in got.items():
         assert _same_bits(v, want), (backend, op, diagonal)
+
+
+def test_var_takes_correction_third_and_refuses_a_partially_valid_input(tmp_path):
+    """``pypto.var(x, 0, 1.0, True)`` is (dim, correction, keepdim), as the repository calls it; the
+    count of a partially valid view is known only at run time, so that var is PTO109, never a
+    variance divided by the tile's size."""
+    path = tmp_path / "pv.py"
+    path.write_text("import pypto\n\n\n@pypto.frontend.jit\n"
+                    "def pv(x: pypto.Tensor([100], pypto.DT_FP32), out: pypto.Tensor([4], pypto.DT_FP32)):\n"
+                    "    pypto.set_vec_tile_shapes(32)\n"
+                    "    for i in pypto.loop(4):\n"
+                    "        t = pypto.view(x, [32], [i * 32], valid_shape=[(100 - i * 32).min(32)])\n"
+                    "        pypto.assemble(pypto.var(t, 0, 1.0, True), [i], out)\n", encoding="utf-8")
+    program = pipeline.lower_file(str(path))
+    assert "correction = 1, dim = 0, keepdim = true" in pipeline.emit(program, "ir", spans=False)
+    with pytest.raises(pipeline.KernelErrors) as caught:
+        pipeline.emit(program, "ascendc")
+    assert caught.value.code == "PTO109" and "op 'var'" in caught.value.findings[0][0]
