@@ -36,6 +36,7 @@ from .axes import split_axis_reductions
 from .errors import EmitError, unsupported
 from .gm import GVal
 from .index import OPS as INDEX_OPS, IndexLaunch, IndexPlanner
+from .quant import QUANT_OPS, lower_quant
 from .vector import CTYPE, ES, HONOURED_ATTRS, REDUCE, VECTOR_OPS, Load, Segment, SegmentEmitter, Store
 from .vector_int import MASK_OF_BYTES
 
@@ -526,6 +527,10 @@ class _BlockPlanner:
             return
         if code == "transpose":
             self.transpose(op)
+            return
+        if code in QUANT_OPS:  # rewritten into vector ops (quant.py)
+            for step in lower_quant(self, op):
+                self.op(step)
             return
         if code not in VECTOR_OPS:
             unsupported(f"op '{code}'", span)
