@@ -53,10 +53,10 @@ def lower_quant(planner, op: ir.Op) -> list:
     planner's environment under new names."""
     span, res = op.span, op.results[0]
     x = op.operands[0]
-    xshape = planner._operand_shape(x, span)
+    xshape = tuple(d if isinstance(d, int) else gm.const(d) for d in planner._operand_shape(x, span))
     axis = op.attr("axis", -1)
     axis = axis - len(xshape) if axis >= 0 else axis
-    if axis == -2 and math.prod(xshape[:-2]) > 1:
+    if axis == -2 and (None in xshape or math.prod(xshape[:-2]) > 1):
         unsupported(f"'{op.opcode}' along axis -2 of a rank-{len(xshape)} value (per column of a 2-D value only)", span)
     params = []
     for j, p in enumerate(op.operands[1:]):
