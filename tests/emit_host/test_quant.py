@@ -311,3 +311,28 @@ def test_per_column_of_a_3d_value_is_pto109_and_runs_on_the_interpreter(tmp_path
     inputs = {"x": x, "s": s, "q": torch.zeros(2, 4, 16, dtype=torch.int8)}
     pipeline.run(p, inputs, "interp")
     assert torch.equal(inputs["q"], quantize_ref(x, s, None, -2, torch.int8))
+
+
+MM8_SHAPES = '''
+@pypto.frontend.jit
+def mm8_{m}_{n}_{k}_{ta}_{tb}(a: pypto.Tensor({sa}, pypto.DT_INT8), b: pypto.Tensor({sb}, pypto.DT_INT8),
+        c: pypto.Tensor(({m}, {n}), pypto.DT_INT32)):
+    pypto.set_cube_tile_shapes([16, 32], [{bk}, {bk}], [32, 32])
+    c[:] = pypto.matmul(a, b, pypto.DT_INT32, a_trans={ta}, b_trans={tb})
+'''
+
+
+@needs_cxx
+@settings(max_examples=6, deadline=None, derandomize=True)  # fixed examples: reruns hit the build cache
+@given(m=st.integers(1, 40), n=st.integers(1, 70), k=st.integers(1, 100), ta=st.booleans(), tb=st.booleans(),
+       bk=st.sampled_from([32, 64]))
+def test_int8_matmul_of_random_shapes(tmp_path_factory, m, n, k, ta, tb, bk):
+    sa, sb = ((k, m) if ta else (m, k)), ((n, k) if tb else (k, n))
+    src = MM8_SHAPES.format(m=m, n=n, k=k, ta=ta, tb=tb, sa=sa, sb=sb, bk=bk)
+    p = lower(tmp_path_factory.mktemp("mm8"), f"mm8_{m}_{n}_{k}", src)
+    g = torch.Generator().manual_seed(m * 10000 + n * 100 + k)
+    a = torch.randint(-128, 128, sa, generator=g, dtype=torch.int8)
+    b = torch.randint(-128, 128, sb, generator=g, dtype=torch.int8)
+    got = on_both(p, {"a": a, "b": b, "c": torch.zeros(m, n, dtype=torch.int32)}, "c")
+    want = (a.long().t() if ta else a.long()) @ (b.long().t() if tb else b.long())
+    assert torch.equal(got, want.int())
