@@ -116,6 +116,9 @@ named argument is taken from the operand at its position if present, else from `
   * Creation: ``full(fill)``, ``zeros``, ``ones``, ``arange`` with ``shape``/``dtype``/
     ``valid_shape``; ``zeros``/``ones`` default to fp32, ``arange`` to fp32 when any bound is
     a float and int32 otherwise.
+  * ``quantize(x, scale[, zero_points])`` / ``dequantize``: ``dtype`` and ``axis`` (-1: a scale per
+    row, -2: per column); round half to even, saturated, NaN 0; dequantize subtracts the zero
+    point (docs/semantics.md "Quantization"). Implemented in the last section of this module.
   * An opcode missing from ``OPS`` raises "unknown opcode".
 """
 
