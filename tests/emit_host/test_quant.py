@@ -336,3 +336,18 @@ def test_int8_matmul_of_random_shapes(tmp_path_factory, m, n, k, ta, tb, bk):
     got = on_both(p, {"a": a, "b": b, "c": torch.zeros(m, n, dtype=torch.int32)}, "c")
     want = (a.long().t() if ta else a.long()) @ (b.long().t() if tb else b.long())
     assert torch.equal(got, want.int())
+
+
+def test_explicit_pypto_spells_the_op_pages_signature(tmp_path):
+    """--emit python writes quantize(input, scale, otype, axis, zero_points), which lowers back to the same op."""
+    p = lower(tmp_path, "quant_rows", QUANT_ROWS)
+    text = pipeline.emit(p, "python")
+    assert "pypto.quantize(" in text and ", pypto.DT_UINT8, -1, " in text and ", pypto.DT_INT8, -1)" in text
+    again = pipeline.lower_file(str(write(tmp_path / "again.py", text)))
+    x, s, zp = torch.randn(10, 40) * 50, torch.rand(10), torch.rand(10) * 9
+    for prog in (p, again):
+        inputs = {"x": x, "s": s, "zp": zp, "q": torch.zeros(10, 40, dtype=torch.int8),
+                  "u": torch.zeros(10, 40, dtype=torch.uint8)}
+        pipeline.run(prog, inputs, "interp")
+        assert torch.equal(inputs["q"], quantize_ref(x, s, None, -1, torch.int8))
+        assert torch.equal(inputs["u"], quantize_ref(x, s, zp, -1, torch.uint8))
