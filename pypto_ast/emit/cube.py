@@ -3,7 +3,7 @@
 One kernel computes ``c[b] = a[b] @ b[b] (+ bias)`` for ``b < batch``::
 
     GM (ND) --DataCopy+Nd2NzParams--> L1 (NZ, A1/B1) --LoadData--> L0A (Zz) / L0B (Zn)
-            --Mmad, K loop accumulating in L0C (CO1, float)--> Fixpipe (NZ->ND, quant) --> GM (ND)
+            --Mmad, K loop accumulating in L0C (CO1, float; int32 for int8)--> Fixpipe (NZ->ND, quant) --> GM (ND)
 
 The output is cut into ``base_m x base_n`` tiles (per batch); tiles are dealt to cores
 round-robin with ``GetBlockIdx()/GetBlockNum()``.  For each tile a K loop in ``base_k`` steps
@@ -50,7 +50,7 @@ _BUFS_L0C = 1
 @dataclass(frozen=True)
 class MatmulSpec:
     kernel: str                 # extern "C" symbol
-    a_dtype: str                # "fp16" | "bf16" | "fp32"
+    a_dtype: str                # "fp16" | "bf16" | "fp32" | "int8" (c_dtype "int32")
     b_dtype: str
     c_dtype: str
     m: int                      # logical sizes of one matmul: a is [m,k], b is [k,n], c is [m,n]
