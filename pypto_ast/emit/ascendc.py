@@ -37,6 +37,7 @@ from .decompose import decompose
 from .errors import EmitError, unsupported
 from .gm import GVal
 from .index import OPS as INDEX_OPS, IndexLaunch, IndexPlanner
+from .quant import QUANT_OPS, lower_quant
 from .vector import CTYPE, ES, HONOURED_ATTRS, REDUCE, VECTOR_OPS, Load, Segment, SegmentEmitter, Store
 from .vector_int import MASK_OF_BYTES
 
@@ -530,6 +531,10 @@ class _BlockPlanner:
         if code == "transpose":
             self.transpose(op)
             return
+        if code in QUANT_OPS:  # rewritten into vector ops (quant.py)
+            for step in lower_quant(self, op):
+                self.op(step)
+            return
         if code not in VECTOR_OPS:
             unsupported(f"op '{code}'", span)
         self.vector_op(op)
@@ -890,11 +895,11 @@ class _BlockPlanner:
         if len(sa) != len(sb) or len(sa) < 2 or (math.prod(sa[:-2]) > 1 and math.prod(sb[:-2]) > 1
                                                   and sa[:-2] != sb[:-2]):
             unsupported(f"matmul of rank {len(sa)} x {len(sb)} operands", span)
-        if ga.dtype == "fp32" and (ta or not tb):  # the cube path reads fp32 as a [m, k] @ b [n, k]^T
+        if ga.dtype in ("fp32", "int8") and (ta or not tb):  # the cube path reads these as a [m, k] @ b [n, k]^T
             if ta:
-                ga, ta = self._transposed(ga, False, span, "a^T for an fp32 matmul"), False
+                ga, ta = self._transposed(ga, False, span, f"a^T for an {ga.dtype} matmul"), False
             if not tb:
-                gb, tb = self._transposed(gb, False, span, "b^T for an fp32 matmul"), True
+                gb, tb = self._transposed(gb, False, span, f"b^T for an {gb.dtype} matmul"), True
             gs[0], gs[1] = ga, gb
             sa, sb = ga.shape, gb.shape
         m, k = (sa[-1], sa[-2]) if ta else (sa[-2], sa[-1])
@@ -916,8 +921,9 @@ class _BlockPlanner:
             batch=batch, batch_stride_a=bstride(ga), batch_stride_b=bstride(gb), batch_stride_c=m * n if batch > 1 else 0,
             base_m=cube[0][0], base_n=cube[2][0], base_k=cube[1][0], bias=len(gs) == 3,
             valid_batches=bool(valid_batches), comment=f"{self.block.name}: %{res} = matmul, line {span.line if span else '?'}")
-        if len(gs) == 3 and (gs[2].dtype != "fp32" or gs[2].rows * gs[2].cols != n):
-            unsupported("a matmul bias other than an fp32 row of n elements", span)
+        acc = "int32" if ga.dtype == "int8" else "fp32"  # the L0C dtype, the bias's
+        if len(gs) == 3 and (gs[2].dtype != acc or gs[2].rows * gs[2].cols != n):
+            unsupported(f"a matmul bias other than an {acc} row of n elements", span)
         self.close()
         self.nseg += 1
         nb = None

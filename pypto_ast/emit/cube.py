@@ -3,7 +3,7 @@
 One kernel computes ``c[b] = a[b] @ b[b] (+ bias)`` for ``b < batch``::
 
     GM (ND) --DataCopy+Nd2NzParams--> L1 (NZ, A1/B1) --LoadData--> L0A (Zz) / L0B (Zn)
-            --Mmad, K loop accumulating in L0C (CO1, float)--> Fixpipe (NZ->ND, quant) --> GM (ND)
+            --Mmad, K loop accumulating in L0C (CO1, float; int32 for int8)--> Fixpipe (NZ->ND, quant) --> GM (ND)
 
 The output is cut into ``base_m x base_n`` tiles (per batch); tiles are dealt to cores
 round-robin with ``GetBlockIdx()/GetBlockNum()``.  For each tile a K loop in ``base_k`` steps
@@ -38,6 +38,9 @@ KIB = 1024
 CUBE_MEMORY = {"l1": 512 * KIB, "l0a": 64 * KIB, "l0b": 64 * KIB, "l0c": 128 * KIB, "bt": 1 * KIB}
 _DTYPES = {"fp16": ("half", 2), "fp32": ("float", 4)}
 _DTYPES["bf16"] = ("bfloat16_t", 2)  # as fp16 in L1/L0 (2-byte fractals); Fixpipe F322BF16 for a bf16 result
+# int8 x int8 -> int32 (§10.1): 16x32 fractals in L1/L0A/L0B, int32 in L0C, Fixpipe NoQuant int32 -> int32
+_DTYPES["int8"] = ("int8_t", 1)
+_DTYPES["int32"] = ("int32_t", 4)
 _U16 = 65535
 _BUFS_L1 = 2   # A1/B1 double-buffered
 _BUFS_L0 = 2   # A2/B2 double-buffered
@@ -47,7 +50,7 @@ _BUFS_L0C = 1
 @dataclass(frozen=True)
 class MatmulSpec:
     kernel: str                 # extern "C" symbol
-    a_dtype: str                # "fp16" | "bf16" | "fp32"
+    a_dtype: str                # "fp16" | "bf16" | "fp32" | "int8" (c_dtype "int32")
     b_dtype: str
     c_dtype: str
     m: int                      # logical sizes of one matmul: a is [m,k], b is [k,n], c is [m,n]
@@ -88,6 +91,16 @@ def _check_spec(s: MatmulSpec) -> None:
     if s.a_dtype != s.b_dtype:
         raise EmitError(f"matmul operands must have the same dtype on the cube unit (a is {s.a_dtype}, "
                         f"b is {s.b_dtype}; A2 combos: fp16 x fp16, bf16 x bf16, fp32 x fp32 -> fp32, §10.1)")
+    if (s.a_dtype == "int8") != (s.c_dtype == "int32") or "int32" in (s.a_dtype, s.b_dtype) or s.c_dtype == "int8":
+        raise EmitError(f"matmul {s.a_dtype} x {s.b_dtype} -> {s.c_dtype} is not an A2 cube combination "
+                        "(int8 x int8 -> int32, half/bf16/float -> float, §10.1)")
+    if s.a_dtype == "int8" and (s.trans_a or not s.trans_b):
+        raise EmitError("matmul int8 x int8 needs a stored [m, k] (trans_a=False) and b stored [n, k] "
+                        "(trans_b=True): 8-bit fractals transpose only through LoadDataWithTranspose, which this "
+                        "emitter does not use")
+    if s.a_dtype == "int8" and s.base_k % 32:
+        raise EmitError(f"cube tile base_k={s.base_k} must be a multiple of 32 for int8 (a 16x32 fractal, §10.1); "
+                        "change the cube tile shape")
     if s.a_dtype == "fp32" and (s.trans_a or not s.trans_b):
         raise EmitError("matmul fp32 x fp32 needs a stored [m, k] (trans_a=False) and b stored [n, k] "
                         "(trans_b=True): other fp32 layouts need LoadDataWithTranspose, which this emitter "
@@ -124,7 +137,7 @@ def _plan(s: MatmulSpec) -> dict:
     c0 = 32 // esz
     bm = min(s.base_m, _r(s.m, 16))
     bn = min(s.base_n, _r(s.n, 16))
-    bk = min(s.base_k, _r(s.k, 16))
+    bk = min(s.base_k, _r(s.k, max(16, c0)))  # int8: K in whole 32-wide fractals
     a_tile = bm * bk * esz
     b_tile = bk * bn * esz
     bias_l1 = _r(bn, 16) * 4 if s.bias else 0
@@ -167,6 +180,7 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     p = _plan(s)
     T, esz = _DTYPES[s.a_dtype]
     CT = _DTYPES[s.c_dtype][0]
+    AT = "int32_t" if s.a_dtype == "int8" else "float"  # L0C (and bias) element type
     c0 = p["c0"]
     quant = {"fp16": "F322F16", "bf16": "F322BF16"}.get(s.c_dtype, "NoQuant")
     rows_a, cols_a = (s.k, s.m) if s.trans_a else (s.m, s.k)
@@ -187,7 +201,7 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     ta = "a^T" if s.trans_a else "a"
     tb = "b^T" if s.trans_b else "b"
     w(f"// c[{s.m}, {s.n}] ({s.c_dtype}) = {ta} x {tb}" + (" + bias" if s.bias else "")
-      + f"  ({s.a_dtype} inputs, fp32 accumulate in L0C), batch {s.batch}")
+      + f"  ({s.a_dtype} inputs, {'int32' if s.a_dtype == 'int8' else 'fp32'} accumulate in L0C), batch {s.batch}")
     w(f"// a stored [{rows_a}, {cols_a}] lda={s.lda}; b stored [{rows_b}, {cols_b}] ldb={s.ldb}; c ldc={s.ldc}")
     w(f"// base tile m x n x k = {p['bm']} x {p['bn']} x {p['bk']}; {p['tiles']} output tiles over GetBlockNum() cores")
     w(f"// L1 {p['l1_bytes']} B, L0A {p['l0a_bytes']} B, L0B {p['l0b_bytes']} B, L0C {p['l0c_bytes']} B"
@@ -228,8 +242,8 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     w(f"    bGm.SetGlobalBuffer((__gm__ {T}*)b + offB, kExtentB);")
     w(f"    cGm.SetGlobalBuffer((__gm__ {CT}*)c + offC, kExtentC);")
     if s.bias:
-        w("    GlobalTensor<float> biasGm;")
-        w("    biasGm.SetGlobalBuffer((__gm__ float*)bias + offBias, kN);")
+        w(f"    GlobalTensor<{AT}> biasGm;")
+        w(f"    biasGm.SetGlobalBuffer((__gm__ {AT}*)bias + offBias, kN);")
     w("")
     w("    // Stage 1: on-chip buffers. L1: A1/B1 (NZ); L0A: A2 (Zz); L0B: B2 (Zn); L0C: CO1 (Nz, float).")
     w("    TPipe pipe;")
@@ -267,18 +281,18 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     if s.bias:
         w("")
         w("        // Stage 2: bias row GM -> L1 (C1, Nd2Nz of one row) -> BiasTable (C2, 64-byte units).")
-        w("        LocalTensor<float> biasL1 = qC1.AllocTensor<float>();")
+        w(f"        LocalTensor<{AT}> biasL1 = qC1.AllocTensor<{AT}>();")
         w("        DataCopy(biasL1, biasGm[n0], Nd2NzParams{1, 1, static_cast<uint16_t>(curN), 0, "
           "static_cast<uint16_t>(curN), 1, 1, 0});")
         w("        qC1.EnQue(biasL1);")
-        w("        biasL1 = qC1.DeQue<float>();")
-        w("        LocalTensor<float> biasBt = qC2.AllocTensor<float>();")
+        w(f"        biasL1 = qC1.DeQue<{AT}>();")
+        w(f"        LocalTensor<{AT}> biasBt = qC2.AllocTensor<{AT}>();")
         w("        DataCopy(biasBt, biasL1, DataCopyParams{1, static_cast<uint16_t>((curN * 4 + 63) / 64), 0, 0});")
         w("        qC2.EnQue(biasBt);")
         w("        qC1.FreeTensor(biasL1);")
-        w("        biasBt = qC2.DeQue<float>();")
+        w(f"        biasBt = qC2.DeQue<{AT}>();")
     w("")
-    w("        LocalTensor<float> cL0 = qCO1.AllocTensor<float>();")
+    w(f"        LocalTensor<{AT}> cL0 = qCO1.AllocTensor<{AT}>();")
     w("        for (uint32_t ki = 0; ki < kTilesK; ++ki) {")
     w("            const uint32_t k0 = ki * kBaseK;")
     w("            const uint32_t curK = kK - k0 < kBaseK ? kK - k0 : kBaseK;")
@@ -362,9 +376,9 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     if s.bias:
         w("        qC2.FreeTensor(biasBt);")
     w("")
-    w(f"        // Stage 6: L0C (Nz) -> GM (ND), valid [curM, curN] only, {dict(F322F16='float -> half', F322BF16='float -> bf16').get(quant, 'float')}.")
+    w(f"        // Stage 6: L0C (Nz) -> GM (ND), valid [curM, curN] only, {dict(F322F16='float -> half', F322BF16='float -> bf16').get(quant, AT.replace('_t', ''))}.")
     w("        qCO1.EnQue(cL0);")
-    w("        cL0 = qCO1.DeQue<float>();")
+    w(f"        cL0 = qCO1.DeQue<{AT}>();")
     w(f"        Fixpipe(cGm[cBase + static_cast<uint64_t>(m0) * kLdc + n0], cL0, FixpipeParamsV220{{{u16}(curN), "
       f"{u16}(curM), {u16}(padM), kLdc, false, QuantMode_t::{quant}, 0, 1, 0, 0, 0}});")
     w("        qCO1.FreeTensor(cL0);")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from .errors import unsupported
 
-CTYPE = {"fp32": "float", "fp16": "half", "int32": "int32_t"}
-ES = {"fp32": 4, "fp16": 2, "int32": 4}
+CTYPE = {"fp32": "float", "fp16": "half", "int32": "int32_t", "int8": "int8_t"}  # int8: matmul operands
+ES = {"fp32": 4, "fp16": 2, "int32": 4, "int8": 1}
 MAX_CORES = 40
 
 

@@ -104,9 +104,18 @@ EMITTED = (
             ("cast_f16", "cast_f16_trunc", "cast_f32", "cast_i32_none", "cast_i32_rint", "cast_i32_round",
              "cast_i32_floor", "cast_i32_ceil")),
     # matmul (the cube unit)
-    Emitted("matmul", ("fp16->fp16", "fp16->fp32", "fp32->fp32", "bf16->bf16", "bf16->fp32"), ("LoadData", "Mmad", "Fixpipe"),
-            "runtime/cube.cpp: GM -> L1 -> L0A/L0B, Mmad accumulates exactly (double), Fixpipe rounds once",
+    Emitted("matmul", ("fp16->fp16", "fp16->fp32", "fp32->fp32", "bf16->bf16", "bf16->fp32", "int8->int32"),
+            ("LoadData", "Mmad", "Fixpipe"),
+            "runtime/cube.cpp: GM -> L1 -> L0A/L0B, Mmad accumulates exactly (double), Fixpipe rounds once; int8: "
+            "16x32 fractals, int32 in L0C (exact), operands brought to a @ b^T by the transpose kernel",
             ("matmul", "matmul_bias")),
+    # quantization (emit/quant.py: rewritten into basic vector ops before the block is planned)
+    Emitted("quantize", ("fp32->int8", "fp32->uint8"), ("Mul", "Muls", "Adds", "Cast", "Maxs", "Mins"),
+            f"{_ELEMENTWISE}: x * scale (+ zero point) per row or column, Cast float -> float CAST_RINT, Maxs/Mins "
+            "to the range, Cast float -> half -> int8/uint8 (NaN -> 0)", ("quantize", "quantize_row")),
+    Emitted("dequantize", ("int8->fp32", "int16->fp32"), ("Cast", "Adds", "Muls", "Mul"),
+            f"{_ELEMENTWISE}: Cast int8 -> half -> float (int16 -> float), - zero point, * scale per row or column",
+            ("dequantize",)),
     # the math functions: the high-level math APIs where A2 has them (runtime/math.cpp, pypto_host_math.h)
     *(Emitted(op, FB, (api,), f"adv_api {api} (work buffer as its sharedTmpBuffer), computed in double and rounded "
               "once; 16-bit dtypes widened to fp32", (op,))
@@ -203,7 +212,7 @@ LOWERED_INTO = {
 GAPS = {
     name: "pypto-ast's Ascend C emitter does not support it yet (PTO109)"
     for name in (
-        "conv", "dequantize", "normal", "quantize", "uniform",
+        "conv", "normal", "uniform",
     )
 }
 """Ops the front end lowers that the emitter stops at, with the reason."""

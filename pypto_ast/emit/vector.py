@@ -79,6 +79,7 @@ ADV_TMP_CAP = 2048  # bytes per block of temporary used at most (more only speed
 MATH_OPS = frozenset(ADV_UNARY) | {"hypot", "atan2", "cbrt", "prelu", "softmax"}
 _MATH_OWN_SCRATCH = {"hypot": 5, "atan2": 5, "cbrt": 4, "prelu": 2, "softmax": 1}  # fp32 slots (masks: one each)
 VECTOR_OPS |= MATH_OPS
+QUANT_CASTS = (("fp16", "int8"), ("fp16", "uint8"), ("int8", "fp16"), ("int16", "fp32"))  # emit/quant.py's steps
 
 
 @dataclass
@@ -835,7 +836,8 @@ class SegmentEmitter(IntegerOps):
             if (sdt, dt) in (("fp32", "int32"), ("bf16", "int32")) and mode == "CAST_NONE":
                 mode = "CAST_TRUNC"  # float -> int32 needs a rounding mode on A2; C/torch truncate
             if (sdt, dt) not in (("fp32", "fp16"), ("fp16", "fp32"), ("fp32", "int32"), ("int32", "fp32"),
-                                 ("fp16", "int32"), ("bf16", "fp32"), ("fp32", "bf16"), ("bf16", "int32")):
+                                 ("fp16", "int32"), ("bf16", "fp32"), ("fp32", "bf16"), ("bf16", "int32"),
+                                 *QUANT_CASTS):
                 unsupported(f"cast {sdt} -> {dt}", span)
             if (sdt, dt) == ("fp32", "bf16"):  # A2: float -> bf16 rounds with a directed or nearest mode only
                 if mode == "CAST_ODD":

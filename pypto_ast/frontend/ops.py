@@ -979,12 +979,49 @@ op_normal = op_uniform
 
 
 def op_quantize(ctx, name, args, kwargs):
-    """quantize / dequantize(input, ..., dtype=...): the input's shape in the target dtype."""
+    """quantize / dequantize(input, scale, otype, axis, zero_points=None) (op pages pypto-quantize.md,
+    pypto-dequantize.md): the input's shape in ``otype``; ``scale`` and ``zero_points`` have one axis
+    fewer (axis -1: [..., row], one value per row; axis -2: [..., col], one per column)."""
     x = _tensor(_arg(args, kwargs, 0, "input"), f"the input of pypto.{name}")
-    dtype = next((dtype_of(v) for v in list(args[1:]) + list(kwargs.values()) if dtype_of(v) is not None), None)
-    dtype = dtype or (DTYPES["DT_INT8"] if name == "quantize" else FP32)
-    operands = (x,) + tuple(v for v in list(args[1:]) + list(kwargs.values()) if isinstance(v, Tensor))
-    return ctx.emit(name, operands, {}, x.shape, dtype, tile="vec")
+    scale = _tensor(_arg(args, kwargs, 1, "scale"), f"the scale of pypto.{name}")
+    otype = dtype_of(_arg(args, kwargs, 2, "otype"))
+    axis = const_of(_arg(args, kwargs, 3, "axis", -1))
+    zp = _arg(args, kwargs, 4, "zero_points")
+    if name == "quantize":
+        _page_dtype(name, x, ("fp32",))
+        want = "uint8" if zp is not None else "int8"
+        if otype is None or otype.ir != want:
+            raise OpError(f"pypto.quantize {'with' if zp is not None else 'without'} zero_points gives "
+                          f"{want.upper()} ({'asymmetric' if zp is not None else 'symmetric'}), otype "
+                          f"{otype.ir if otype is not None else None} (op page: pypto-quantize.md)")
+    else:
+        _page_dtype(name, x, ("int8", "int16"))
+        if otype is None or otype.ir != "fp32":
+            raise OpError(f"pypto.dequantize gives DT_FP32, otype {otype.ir if otype is not None else None} "
+                          "(op page: pypto-dequantize.md)")
+    rank = x.rank
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        raise OpError(f"pypto.{name} needs axis known at build time")
+    if rank is not None:
+        a = axis - rank if axis >= 0 else axis
+        if a not in (-1, -2) or (rank == 1 and a != -1):
+            raise OpError(f"pypto.{name} quantizes along the last two axes only (axis -1 or -2; -1 for a 1-D "
+                          f"input), not axis {axis} of a rank-{rank} input (op page: pypto-{name}.md)")
+        axis = a
+    params = [("scale", scale)] + ([("zero_points", _tensor(zp, f"the zero_points of pypto.{name}"))]
+                                   if zp is not None else [])
+    for what, t in params:
+        _page_dtype(name, t, ("fp32",), f" {what}")
+        if x.shape is not None and t.shape is not None and rank is not None:
+            want = tuple(x.shape[:-1]) if axis == -1 else tuple(x.shape[:-2]) + (x.shape[-1],)
+            if rank == 1:
+                want = (1,)
+            if len(t.shape) != len(want) or any(isinstance(a, int) and isinstance(b, int) and a != b
+                                                for a, b in zip(t.shape, want)):
+                raise OpError(f"pypto.{name}: {what} of shape {list(t.shape)} for an input of shape "
+                              f"{list(x.shape)} along axis {axis} (want {list(want)}; op page: pypto-{name}.md)")
+    operands = (x,) + tuple(t for _, t in params)
+    return ctx.emit(name, operands, {"dtype": otype, "axis": axis}, x.shape, otype, tile="vec", valid=x.valid)
 
 
 op_dequantize = op_quantize

@@ -116,6 +116,9 @@ named argument is taken from the operand at its position if present, else from `
   * Creation: ``full(fill)``, ``zeros``, ``ones``, ``arange`` with ``shape``/``dtype``/
     ``valid_shape``; ``zeros``/``ones`` default to fp32, ``arange`` to fp32 when any bound is
     a float and int32 otherwise.
+  * ``quantize(x, scale[, zero_points])`` / ``dequantize``: ``dtype`` and ``axis`` (-1: a scale per
+    row, -2: per column); round half to even, saturated, NaN 0; dequantize subtracts the zero
+    point (docs/semantics.md "Quantization"). Implemented in the last section of this module.
   * An opcode missing from ``OPS`` raises "unknown opcode".
 """
 
@@ -1704,3 +1707,80 @@ OPS.update({
     "acos": _in_double(torch.acos),
     "atan2": _binary(torch.atan2), "prelu": _op_prelu,
 })
+
+
+# ---------------------------------------------------------------------------------------
+# Quantization (docs/semantics.md "Quantization": the op pages pypto-quantize.md / -dequantize.md).
+
+_QUANT_RANGE = {"int8": (-128, 127), "uint8": (0, 255)}
+
+
+def _quant_param(m: _Machine, op: Op, x: TVal, p: TVal, axis: int, what: str) -> torch.Tensor:
+    """scale / zero_points (fp32, one axis fewer than x) shaped to broadcast over x's valid data."""
+    if p.dtype != "fp32":
+        raise m.err(f"{op.opcode}: {what} must be fp32, got {p.dtype}")
+    rank = len(x.shape)
+    if rank == 1:
+        want = (1,)
+        data = p.data
+    else:
+        want = tuple(x.shape[:-1]) if axis == -1 else tuple(x.shape[:-2]) + (x.shape[-1],)
+        keep = tuple(x.valid[:-1]) if axis == -1 else tuple(x.valid[:-2]) + (x.valid[-1],)
+        if tuple(p.shape) != want:
+            raise m.err(f"{op.opcode}: {what} of shape {list(p.shape)} for an input of shape {list(x.shape)} "
+                        f"along axis {axis} (want {list(want)})")
+        if any(v < k for v, k in zip(p.valid, keep)):
+            raise m.err(f"{op.opcode}: {what} is valid for {list(p.valid)} only, the input needs {list(keep)}")
+        data = p.data[tuple(slice(0, k) for k in keep)].unsqueeze(axis)
+    return data.to(torch.float32)
+
+
+def _quant_operands(m: _Machine, op: Op):
+    x = m.value(op.operands[0])
+    axis = int(m.attr(op, "axis", -1))
+    if axis >= 0:
+        axis -= len(x.shape)
+    if axis not in (-1, -2) or (len(x.shape) == 1 and axis != -1):
+        raise m.err(f"{op.opcode}: axis {axis} (the last two axes only; -1 for a 1-D input)")
+    scale = _quant_param(m, op, x, m.value(op.operands[1]), axis, "scale")
+    zp = _quant_param(m, op, x, m.value(op.operands[2]), axis, "zero_points") if len(op.operands) > 2 else None
+    return x, scale, zp
+
+
+def _op_quantize(m: _Machine, op: Op) -> TVal:
+    """round(x * scale [+ zero_points]) in fp32, half to even, saturated to the target; NaN gives 0."""
+    x, scale, zp = _quant_operands(m, op)
+    if x.dtype != "fp32":
+        raise m.err(f"quantize: the input must be fp32, got {x.dtype}")
+    dst = str(m.attr(op, "dtype", "uint8" if zp is not None else "int8"))
+    if dst != ("uint8" if zp is not None else "int8"):
+        raise m.err(f"quantize: {'asymmetric' if zp is not None else 'symmetric'} quantization gives "
+                    f"{'uint8' if zp is not None else 'int8'}, not {dst}")
+    t = x.data * scale
+    if zp is not None:
+        t = t + zp
+    lo, hi = _QUANT_RANGE[dst]
+    r = torch.nan_to_num(torch.round(t), nan=0.0).clamp(lo, hi)
+    return TVal(r.to(TORCH_DTYPES[dst]).contiguous(), x.shape, dst)
+
+
+DEQUANT_SUBTRACTS = True
+"""dequantize computes (x - zero_points) * scale: pypto's on-board test golden and the inverse of
+quantize (the op page writes ``(x + zero_points) * scale``; docs/semantics.md "Quantization")."""
+
+
+def _op_dequantize(m: _Machine, op: Op) -> TVal:
+    """(float(x) - zero_points) * scale in fp32, each step rounded once."""
+    x, scale, zp = _quant_operands(m, op)
+    if x.dtype not in ("int8", "int16"):
+        raise m.err(f"dequantize: the input must be int8 or int16, got {x.dtype}")
+    dst = str(m.attr(op, "dtype", "fp32"))
+    if dst != "fp32":
+        raise m.err(f"dequantize: otype must be fp32, not {dst}")
+    t = x.data.to(torch.float32)
+    if zp is not None:
+        t = t - zp if DEQUANT_SUBTRACTS else t + zp
+    return TVal((t * scale).contiguous(), x.shape, "fp32")
+
+
+OPS.update({"quantize": _op_quantize, "dequantize": _op_dequantize})

@@ -208,6 +208,8 @@ def op_call(op: ir.Op, names: _Names) -> str:
         args += [str(d) for d in attrs.pop("dims")]
     elif op.opcode == "full":  # full(size, fill_value, dtype, *, valid_shape)
         args = [operand(attrs.pop("shape"), names)] + args + [dtype_text(attrs.pop("dtype"))]
+    elif op.opcode in ("quantize", "dequantize"):  # (input, scale, otype, axis, zero_points=None)
+        args = args[:2] + [attr("dtype", attrs.pop("dtype"), names), attr("axis", attrs.pop("axis"), names)] + args[2:]
     elif op.opcode in ("zeros", "ones"):
         args = [operand(attrs.pop("shape"), names)]
     elif op.opcode == "arange":  # the dtype follows from the bounds' Python types

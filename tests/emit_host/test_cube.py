@@ -254,8 +254,11 @@ def test_l0c_overflow_names_the_tile():
 @pytest.mark.parametrize("kw, pattern", [
     (dict(a_dtype="fp32", b_dtype="fp32"), "fp32 x fp32 needs"),
     (dict(a_dtype="fp16", b_dtype="fp32"), "same dtype"),
-    (dict(a_dtype="int8"), "not supported"),
-    (dict(c_dtype="int8"), "not supported"),
+    (dict(a_dtype="int8"), "not an A2 cube combination"),
+    (dict(c_dtype="int8"), "not an A2 cube combination"),
+    (dict(a_dtype="int8", b_dtype="int8", c_dtype="fp32", trans_b=True), "not an A2 cube combination"),
+    (dict(a_dtype="int8", b_dtype="int8", c_dtype="int32"), "int8 x int8 needs"),
+    (dict(a_dtype="int8", b_dtype="int8", c_dtype="int32", trans_b=True, base_k=48), "multiple of 32 for int8"),
     (dict(base_m=24), "multiple of 16"),
     (dict(trans_a=True, k=30), "k % 16 == 0"),
     (dict(batch=2, batch_stride_c=0), "same c"),

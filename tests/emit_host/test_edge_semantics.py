@@ -183,7 +183,25 @@ def _cases() -> list:
                       (("x", (16, 32), "fp16"), ("y", (16, 32), "fp16"), ("z", (1, 16), "fp32")), ((16, 16), "fp32"),
                       False, APPROX["fp32"], magnitudes=(1.0, 1e-3, 100.0), limit=1e15, scale="matmul"))
     cases += _bf16_cases() + _math_cases()
-    return cases + _integer_cases()
+    return cases + _integer_cases() + _quant_cases()
+
+
+def _quant_cases() -> list:
+    """quantize / dequantize per row and per column, int8 matmul (docs/semantics.md "Quantization")."""
+    row, col = ("s", (R,), "fp32"), ("s", (C,), "fp32")
+    return [
+        Case("quantize/fp32->int8", "pypto.quantize(x, s, pypto.DT_INT8, -1)", (("x", FULL, "fp32"), row), (FULL, "int8")),
+        Case("quantize/fp32->uint8", "pypto.quantize(x, s, pypto.DT_UINT8, -2, z)",
+             (("x", FULL, "fp32"), col, ("z", (C,), "fp32")), (FULL, "uint8")),
+        Case("quantize_row/fp32->uint8", "pypto.quantize(x, s, pypto.DT_UINT8, 1, z)",
+             (("x", FULL, "fp32"), row, ("z", (R,), "fp32")), (FULL, "uint8")),
+        Case("dequantize/int8->fp32", "pypto.dequantize(x, s, pypto.DT_FP32, -1, z)",
+             (("x", FULL, "int8"), row, ("z", (R,), "fp32")), (FULL, "fp32")),
+        Case("dequantize/int16->fp32", "pypto.dequantize(x, s, pypto.DT_FP32, -2)", (("x", FULL, "int16"), col),
+             (FULL, "fp32")),
+        Case("matmul/int8->int32", "pypto.matmul(x, y, pypto.DT_INT32)", (("x", (16, 40), "int8"), ("y", (40, 16), "int8")),
+             ((16, 16), "int32")),
+    ]
 
 
 def _integer_cases() -> list:
