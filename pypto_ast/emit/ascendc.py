@@ -241,7 +241,7 @@ class _Planner:
         return self._add_buffer(f"{kind}{self.ws_count}", kind, dtype, tuple(shape))
 
     def launch(self, seg, scope: set, depth: int):
-        if isinstance(seg, IndexLaunch):
+        if isinstance(seg, IndexLaunch) or type(seg).__name__ == "ScalarStore":
             return seg.launch(self, scope, depth)
         if isinstance(seg, _CubeLaunch):
             return self._launch_cube(seg, scope, depth)
@@ -529,6 +529,9 @@ class _BlockPlanner:
             return
         if code == "transpose":
             self.transpose(op)
+            return
+        if code == "store_scalar":
+            self.store_scalar(op)
             return
         if code not in VECTOR_OPS:
             unsupported(f"op '{code}'", span)
@@ -826,6 +829,20 @@ class _BlockPlanner:
             at += vs[dim]
         self.env[res] = gm.whole(buf, span)
         self._ir_shape[res] = shape
+
+    def store_scalar(self, op: ir.Op):
+        """``@t[index] = value`` (scalar_store.py): a one-core kernel in the block's order."""
+        from .scalar_store import ScalarStore
+
+        target = op.operands[1]
+        if not isinstance(target, ir.TensorRef):
+            unsupported("store_scalar into a value (only into a named tensor)", op.span)
+        g = self.gval_of(target, op.span)
+        self.close()
+        self.nseg += 1
+        name = f"{self.P.symbol}_{self.block.name}_st{self.nseg}"
+        self.done.append(ScalarStore(name, g, tuple(op.attr("index")), op.operands[0],
+                                     f"{self.block.name} store_scalar @{target.name}", op.span))
 
     def transpose(self, op: ir.Op):
         span = op.span
