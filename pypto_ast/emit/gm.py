@@ -234,13 +234,17 @@ def flat_valid(valid: tuple, shape: tuple, span):
     if n == 1:
         return C(1), vc
     lead_v, lead_s = valid[:-1], shape[:-1]
-    partial = [k for k in range(n - 1) if const(lead_v[k]) != lead_s[k]]
+    gate = C(1)  # a leading axis of one element holds all or nothing: a factor of 0 or 1
+    for k in range(n - 1):
+        if lead_s[k] == 1 and const(lead_v[k]) != 1:
+            gate = mul(gate, emin(emax(as_expr(lead_v[k]), C(0)), C(1)))
+    partial = [k for k in range(n - 1) if const(lead_v[k]) != lead_s[k] and lead_s[k] != 1]
     if not partial:
-        return C(math.prod(lead_s)), vc
+        return mul(gate, C(math.prod(lead_s))), vc
     j = partial[0]
     if any(lead_s[k] != 1 for k in range(j)) or len(partial) > 1:
         unsupported(f"valid_shape {list(valid)} of a {list(shape)} block that is not a row prefix", span)
-    return mul(lead_v[j], C(math.prod(lead_s[j + 1:]))), vc
+    return mul(gate, mul(lead_v[j], C(math.prod(lead_s[j + 1:])))), vc
 
 
 def reshape(src: GVal, shape: tuple, span) -> GVal:
