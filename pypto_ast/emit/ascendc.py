@@ -241,7 +241,7 @@ class _Planner:
         return self._add_buffer(f"{kind}{self.ws_count}", kind, dtype, tuple(shape))
 
     def launch(self, seg, scope: set, depth: int):
-        if isinstance(seg, IndexLaunch) or type(seg).__name__ == "ScalarStore":
+        if isinstance(seg, IndexLaunch) or type(seg).__name__ in ("ScalarStore", "RandomLaunch"):
             return seg.launch(self, scope, depth)
         if isinstance(seg, _CubeLaunch):
             return self._launch_cube(seg, scope, depth)
@@ -532,6 +532,9 @@ class _BlockPlanner:
             return
         if code == "store_scalar":
             self.store_scalar(op)
+            return
+        if code in ("uniform", "normal"):
+            self.random(op)
             return
         if code not in VECTOR_OPS:
             unsupported(f"op '{code}'", span)
@@ -828,6 +831,22 @@ class _BlockPlanner:
             self.store(v, buf, offsets, span)
             at += vs[dim]
         self.env[res] = gm.whole(buf, span)
+        self._ir_shape[res] = shape
+
+    def random(self, op: ir.Op):
+        """uniform / normal (random.py): a kernel of its own writing the whole result into GM."""
+        from .random import RandomLaunch
+
+        res = op.results[0]
+        shape = gm.static_dims(op.types[0].shape, op.span, f"{op.opcode} shape")
+        out = self.P.new_ws(op.types[0].dtype, shape, res in self.P.returned)
+        g = gm.whole(out, op.span)
+        self.close()
+        self.nseg += 1
+        name = f"{self.P.symbol}_{self.block.name}_rng{self.nseg}"
+        self.done.append(RandomLaunch(name, op.opcode, g, int(op.attr("key")[0]), int(op.attr("counter")[1]),
+                                      f"{self.block.name} %{res} = {op.opcode}", op.span))
+        self.env[res] = g
         self._ir_shape[res] = shape
 
     def store_scalar(self, op: ir.Op):
