@@ -244,19 +244,22 @@ class _Planner:
         return self._add_buffer(f"{kind}{self.ws_count}", kind, dtype, tuple(shape))
 
     def launch(self, seg, scope: set, depth: int):
-        if isinstance(seg, IndexLaunch):
+        if isinstance(seg, IndexLaunch) or type(seg).__name__ in ("ScalarStore", "RandomLaunch"):
             return seg.launch(self, scope, depth)
         if isinstance(seg, _CubeLaunch):
             return self._launch_cube(seg, scope, depth)
         if isinstance(seg, _LayoutLaunch):
-            from .layout import emit_transpose_kernel
+            from .layout import emit_permute_kernel, plan
 
             a = seg.args
-            self._check_extents(seg.regions, seg.span, (("rows", a["rows"]), ("columns", a["cols"]),
-                                                         ("matrices", a["batch"]),
-                                                         ("elements read", a["batch"] * a["stride_s"]),
-                                                         ("elements written", a["batch"] * a["stride_d"])))
-            text, info = emit_transpose_kernel(budget=self.budget, **seg.args)
+            p = plan(a["shape"], a["perm"])
+            rows, cols = a["shape"][p["ra"]], a["shape"][-1]
+            numel = math.prod(a["shape"])
+            self._check_extents(seg.regions, seg.span, (("rows", rows), ("columns", cols),
+                                                         ("matrices", numel // max(1, rows * cols)),
+                                                         ("elements", numel),
+                                                         ("elements read", seg.regions[0].rows * (gm.const(seg.regions[0].ld) or 0))))
+            text, info = emit_permute_kernel(budget=self.budget, **seg.args)
             src, dst = seg.regions
             fields = [self.cexpr(e, scope, seg.span) for e in (src.offset, src.buf.numel, dst.offset, dst.buf.numel,
                                                                  src.vr, src.vc, src.ld)]
@@ -534,6 +537,12 @@ class _BlockPlanner:
         if code in QUANT_OPS:  # rewritten into vector ops (quant.py)
             for step in lower_quant(self, op):
                 self.op(step)
+            return
+        if code == "store_scalar":
+            self.store_scalar(op)
+            return
+        if code in ("uniform", "normal"):
+            self.random(op)
             return
         if code not in VECTOR_OPS:
             unsupported(f"op '{code}'", span)
@@ -835,38 +844,86 @@ class _BlockPlanner:
         self.env[res] = gm.whole(buf, span)
         self._ir_shape[res] = shape
 
+    def random(self, op: ir.Op):
+        """uniform / normal (random.py): a kernel of its own writing the whole result into GM."""
+        from .random import RandomLaunch
+
+        res = op.results[0]
+        shape = gm.static_dims(op.types[0].shape, op.span, f"{op.opcode} shape")
+        out = self.P.new_ws(op.types[0].dtype, shape, res in self.P.returned)
+        g = gm.whole(out, op.span)
+        self.close()
+        self.nseg += 1
+        name = f"{self.P.symbol}_{self.block.name}_rng{self.nseg}"
+        self.done.append(RandomLaunch(name, op.opcode, g, int(op.attr("key")[0]), int(op.attr("counter")[1]),
+                                      f"{self.block.name} %{res} = {op.opcode}", op.span))
+        self.env[res] = g
+        self._ir_shape[res] = shape
+
+    def store_scalar(self, op: ir.Op):
+        """``@t[index] = value`` (scalar_store.py): a one-core kernel in the block's order."""
+        from .scalar_store import ScalarStore
+
+        target = op.operands[1]
+        if not isinstance(target, ir.TensorRef):
+            unsupported("store_scalar into a value (only into a named tensor)", op.span)
+        g = self.gval_of(target, op.span)
+        self.close()
+        self.nseg += 1
+        name = f"{self.P.symbol}_{self.block.name}_st{self.nseg}"
+        self.done.append(ScalarStore(name, g, tuple(op.attr("index")), op.operands[0],
+                                     f"{self.block.name} store_scalar @{target.name}", op.span))
+
     def transpose(self, op: ir.Op):
         span = op.span
         g = self.gval_of(op.operands[0], span)
-        one_matrix = math.prod(g.shape[:-2]) == 1  # its valid extent and row stride are the kernel's per launch
-        if g.rows < 0 or (not one_matrix and (_whole_matrices(g) is None or not gm.static_ld(g))):
-            unsupported("transpose of a partially valid or dynamic value", span)
         n = len(g.shape)
-        dims = tuple(d % n for d in (op.attr("dims") or (n - 2, n - 1)))
-        if n < 2 or sorted(dims) != [n - 2, n - 1]:
-            unsupported(f"transpose of axes {list(dims)} (only the last two)", span)
+        d0, d1 = (d % n for d in (op.attr("dims") or (n - 2, n - 1)))
+        perm = list(range(n))
+        perm[d0], perm[d1] = perm[d1], perm[d0]
         res = op.results[0]
-        self.env[res] = self._transposed(g, res in self.P.returned, span, f"%{res} = transpose")
+        self.env[res] = self._permuted(g, tuple(perm), res in self.P.returned, span, f"%{res} = transpose")
         self._ir_shape[res] = self.env[res].shape
 
     def _transposed(self, g: GVal, returned: bool, span, what: str) -> GVal:
         """Launch a transpose of ``g``'s last two axes into a new GM buffer; return it."""
-        rows, cols = g.shape[-2], g.shape[-1]
-        oshape = tuple(g.shape[:-2]) + (cols, rows)
+        n = len(g.shape)
+        return self._permuted(g, tuple(range(n - 2)) + (n - 1, n - 2), returned, span, what)
+
+    def _permuted(self, g: GVal, perm: tuple, returned: bool, span, what: str) -> GVal:
+        """Launch a permute kernel (layout.py) of ``g``'s axes into a new contiguous GM buffer
+        (the result's axis k is ``g``'s axis ``perm[k]``); return it.  The valid data it carries:
+        all of a whole value; a matrix's [vr, vc] (one matrix: the other axes have one element);
+        else whole slabs of the leading axes the permutation keeps in place."""
+        from .layout import plan
+
+        n = len(g.shape)
+        if g.rows < 0 or n < 2:
+            unsupported("transpose of a partially valid or dynamic value", span)
+        shape = tuple(g.shape)
+        oshape = tuple(shape[k] for k in perm)
         out = self.P.new_ws(g.dtype, oshape, returned)
         whole = gm.whole(out, span)
-        batch = max(1, math.prod(g.shape[:-2]))
-        if batch == 1:  # a matrix's valid [vr, vc] becomes [vc, vr]
-            vr, vc = g.vc, g.vr
-        else:  # the valid matrices, whole: as many valid rows of the result, of all its columns
-            vr, vc = gm.mul(_whole_matrices(g), gm.C(cols)), gm.C(rows)
+        p = plan(shape, perm)
+        nbatch = math.prod(shape[k] for k in p["batch"])
+        if gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols:
+            vr, vc = whole.vr, whole.vc
+        elif nbatch == 1:  # one matrix: its valid rows and columns, swapped if the last axis moved
+            vr, vc = (g.vc, g.vr) if p["transposed"] else (g.vr, g.vc)
+        else:
+            kept = next((j for j in range(n) if perm[j] != j), n)  # the leading axes left in place
+            slab = math.prod(shape[kept:n - 1])
+            slabs = gm.quotient(g.vr, slab) if kept >= 1 and gm.const(g.vc) == g.cols else None
+            if slabs is None or not gm.static_ld(g):
+                unsupported(f"transpose of axes {[k for k in range(n) if perm[k] != k]} of a partially valid "
+                            "value (only whole slabs of the leading axes it keeps in place)", span)
+            vr, vc = gm.mul(slabs, gm.C(math.prod(oshape[kept:n - 1]))), gm.C(oshape[-1])
         go = GVal(whole.buf, whole.offset, whole.rows, whole.cols, whole.ld, vr, vc, whole.dtype, whole.shape)
         self.close()
         self.nseg += 1
         name = f"{self.P.symbol}_{self.block.name}_tr{self.nseg}"
-        args = dict(name=name, dtype=g.dtype, batch=batch, rows=rows, cols=cols, ldd=rows,
-                    stride_s=rows * g.ld if batch > 1 else 0, stride_d=rows * cols,
-                    label=f"{self.block.name}: {what}", span=span)
+        args = dict(name=name, dtype=g.dtype, shape=shape, perm=tuple(perm), label=f"{self.block.name}: {what}",
+                    span=span)
         self.done.append(_LayoutLaunch(name, args, [g, go], span, f"{self.block.name} {what}"))
         return go
 
@@ -880,11 +937,13 @@ class _BlockPlanner:
             unsupported(f"matmul with {len(ops)} operands", span)
         gs = [self.gval_of(x, span) for x in ops]
         valid_batches = []  # Exprs: how many matrices of a partially valid batched operand hold data
+        oshape = gm.static_dims(op.types[0].shape, span, "matmul shape")
         for i, (x, g) in enumerate(zip(ops, gs)):
             if g.rows < 0 or not gm.static_ld(g):
                 unsupported(f"matmul of a dynamically shaped operand {x!r}", span)
             if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols:
-                whole = _whole_matrices(g) if i < 2 and math.prod(g.shape[:-2]) > 1 else None  # a or b, batched
+                batched = math.prod(g.shape[:-2]) > 1 or math.prod(oshape[:-2]) == 1  # not broadcast
+                whole = _whole_matrices(g) if i < 2 and batched else None  # a or b: whole matrices valid
                 if whole is None:
                     unsupported(f"matmul of the partially valid operand {x!r}", span)
                 valid_batches.append(whole)

@@ -234,23 +234,31 @@ def flat_valid(valid: tuple, shape: tuple, span):
     if n == 1:
         return C(1), vc
     lead_v, lead_s = valid[:-1], shape[:-1]
-    partial = [k for k in range(n - 1) if const(lead_v[k]) != lead_s[k]]
+    gate = C(1)  # a leading axis of one element holds all or nothing: a factor of 0 or 1
+    for k in range(n - 1):
+        if lead_s[k] == 1 and const(lead_v[k]) != 1:
+            gate = mul(gate, emin(emax(as_expr(lead_v[k]), C(0)), C(1)))
+    partial = [k for k in range(n - 1) if const(lead_v[k]) != lead_s[k] and lead_s[k] != 1]
     if not partial:
-        return C(math.prod(lead_s)), vc
+        return mul(gate, C(math.prod(lead_s))), vc
     j = partial[0]
     if any(lead_s[k] != 1 for k in range(j)) or len(partial) > 1:
         unsupported(f"valid_shape {list(valid)} of a {list(shape)} block that is not a row prefix", span)
-    return mul(lead_v[j], C(math.prod(lead_s[j + 1:]))), vc
+    return mul(gate, mul(lead_v[j], C(math.prod(lead_s[j + 1:])))), vc
 
 
 def reshape(src: GVal, shape: tuple, span) -> GVal:
     """A contiguous GM value seen with another static shape (no data movement)."""
     if src.rows > 1 and (not static_ld(src) or src.ld != src.cols):
         unsupported("reshape of a strided view (rows not contiguous)", span)
-    if const(src.vr) != src.rows or const(src.vc) != src.cols:
-        unsupported("reshape of a partially valid value", span)
     rows, cols = flat2(shape)
-    return GVal(src.buf, src.offset, rows, cols, cols, C(rows), C(cols), src.dtype, tuple(shape))
+    vr, vc = C(rows), C(cols)
+    if const(src.vr) != src.rows or const(src.vc) != src.cols:  # a prefix of whole rows: as many elements
+        vr = quotient(mul(src.vr, C(src.cols)), cols) if const(src.vc) == src.cols else None
+        if vr is None:
+            unsupported("reshape of a partially valid value (only a prefix of whole rows, as many whole rows "
+                        "of the result)", span)
+    return GVal(src.buf, src.offset, rows, cols, cols, vr, vc, src.dtype, tuple(shape))
 
 
 def unsqueeze(src: GVal, shape: tuple, span) -> GVal:
@@ -281,7 +289,7 @@ def valid_dims(vr, vc, shape: tuple):
 
 def quotient(e, m: int):
     """``e / m`` as an Expr when ``e`` is a multiple of ``m`` by its form (a constant, a product
-    with such a constant, a min or max of such), else None."""
+    with such a constant, a min, max, sum or difference of such), else None."""
     e = as_expr(e)
     if m == 1:
         return e
@@ -294,10 +302,10 @@ def quotient(e, m: int):
                 q = quotient(x, m // g)
                 if q is not None:
                     return mul(q, C(const(k) // g))
-    if isinstance(e, ir.BinExpr) and e.op in ("min", "max"):
+    if isinstance(e, ir.BinExpr) and e.op in ("min", "max", "+", "-"):
         a, b = quotient(e.a, m), quotient(e.b, m)
         if a is not None and b is not None:
-            return (emin if e.op == "min" else emax)(a, b)
+            return {"min": emin, "max": emax, "+": add, "-": sub}[e.op](a, b)
     return None
 
 

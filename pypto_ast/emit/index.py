@@ -308,9 +308,8 @@ class IndexPlanner:
         x = self._input(op, 0, "input", ("fp32", "fp16", "bf16", "int32", "int16"))
         idx = self._input(op, 1, "index", ("int64", "int32", "int16"))
         src = self._input(op, 2, "src", ("fp32", "fp16", "bf16", "int32", "int16"))
-        for g, what in ((x, "input"), (idx, "index"), (src, "src")):
-            if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols:
-                unsupported(f"'scatter_update' with a partially valid {what}", op.span)
+        if len(idx.shape) != 2:
+            unsupported(f"'scatter_update' with a rank-{len(idx.shape)} index", op.span)
         if idx.rows * idx.cols > src.rows:
             unsupported("'scatter_update' with fewer src rows than index entries", op.span)
         out = self._result(op, x.vr, x.vc, [x, idx, src])
@@ -785,9 +784,13 @@ def _scatter_update(K: _Kernel, x: GVal, idx: GVal, src: GVal, out: GVal):
     copy.append(K.copy_out(3, "row", "r", "1", "vc0", cp))
     K.sync("MTE3_MTE2", copy)
     body += ["if (AscendC::GetBlockIdx() == 0) {"]
-    inner = [f"for (uint32_t r = 0; r < {x.rows}u; ++r) {{"] + ["    " + c for c in copy] + ["}",
-             "AscendC::PipeBarrier<PIPE_MTE3>();  // the copy lands before the updated rows",
-             K.copy_in(1, "i", "0", f"{idx.rows}u", f"{idx.cols}u", cpi)]
+    # the input and src whole (the interpreter's rule, checked per launch); the index's valid entries
+    full = " && ".join(f"vr{k} == {g.rows}u && vc{k} == {g.cols}u" for k, g in ((0, x), (2, src))
+                       if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols)
+    inner = [f'ascendc_assert({full}, "scatter_update: the input and src must be fully valid");'] if full else []
+    inner += [f"for (uint32_t r = 0; r < {x.rows}u; ++r) {{"] + ["    " + c for c in copy] + ["}",
+              "AscendC::PipeBarrier<PIPE_MTE3>();  // the copy lands before the updated rows",
+              K.copy_in(1, "i", "0", "vr1", "vc1", cpi)]
     K.sync("MTE2_S", inner)
     upd = [f"const int64_t t = static_cast<int64_t>(i.GetValue(e / {idx.cols}u * {cpi}u + e % {idx.cols}u));",
            f'ascendc_assert(t >= 0 && t < {x.rows}, "scatter_update: an index is outside [0, %d)", {x.rows});',
@@ -796,7 +799,9 @@ def _scatter_update(K: _Kernel, x: GVal, idx: GVal, src: GVal, out: GVal):
     upd.append(K.copy_out(3, "row", "static_cast<uint32_t>(t)", "1", "vc0", cp))
     upd.append("AscendC::PipeBarrier<PIPE_MTE3>();  // a repeated row keeps the last entry")
     K.sync("MTE3_MTE2", upd)
-    inner += [f"for (uint32_t e = 0; e < {idx.rows * idx.cols}u; ++e) {{"] + ["    " + s for s in upd] + ["}"]
+    inner += [f"for (uint32_t e = 0; e < vr1 * {idx.cols}u; ++e) {{",
+              f"    if (e % {idx.cols}u >= vc1) continue;  // past the index's valid columns"] + \
+        ["    " + s for s in upd] + ["}"]
     K.ops.append("GetValue")
     K.body += body + ["    " + s for s in inner] + ["}"]
 

@@ -1,17 +1,26 @@
-"""A transpose kernel: swap the last two axes of a GM value into a GM workspace.
+"""A permute kernel: any permutation of a GM value's axes into a GM workspace (``transpose``
+swaps two of them).
 
-A2 has no general 2-D transpose in the basic vector API (``Transpose`` is 16x16 of 2-byte
-elements; ``TransDataTo5HD`` needs 16-row gathers), so this kernel stages one matrix in UB and
-permutes it with scalar GetValue/SetValue: correct for any shape and dtype, slow, and only
-used for the occasional layout change.  Matrices are split over cores.
+A2 has no general transpose in the basic vector API (``Transpose`` is 16x16 of 2-byte
+elements; ``TransDataTo5HD`` needs 16-row gathers), so the kernel moves one matrix at a time
+through UB: the matrix's rows run along one source axis (read with a GM row stride), its
+columns along the source's last axis (contiguous).  When the permutation moves the last axis,
+the matrix is transposed in UB with scalar GetValue/SetValue and written out as rows of the
+result's axis that the source's last axis became; when it keeps the last axis, the rows are
+copied out as they are, each to its place.  Every other axis is a loop over matrices, split
+over cores.  A transpose moves bits, so the kernel is typed by element size (uint8_t ...
+uint64_t): one kernel for every dtype of that size, bf16 and fp16 alike.
 """
 
 from __future__ import annotations
 
+import math
+
 from .errors import unsupported
 
-CTYPE = {"fp32": "float", "fp16": "half", "int32": "int32_t", "int8": "int8_t"}  # int8: matmul operands
-ES = {"fp32": 4, "fp16": 2, "int32": 4, "int8": 1}
+ES = {"bool": 1, "int8": 1, "uint8": 1, "fp16": 2, "bf16": 2, "int16": 2, "uint16": 2, "fp32": 4, "int32": 4,
+      "uint32": 4, "int64": 8}
+BITS = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
 MAX_CORES = 40
 
 
@@ -20,60 +29,102 @@ def _pad(n: int, es: int) -> int:
     return -(-n // a) * a
 
 
-def emit_transpose_kernel(name: str, dtype: str, batch: int, rows: int, cols: int, ldd: int,
-                          stride_s: int, stride_d: int, budget: int, label: str, span=None) -> tuple[str, dict]:
-    """``dst[b][j][i] = src[b][i][j]`` for ``b < batch``, ``i < rows``, ``j < cols`` (the valid
-    ones: only those are read and written).
+def plan(shape: tuple, perm: tuple) -> dict:
+    """The matrix a permute kernel moves: ``ra`` (the source axis its rows run along),
+    ``transposed`` (whether the last axis moves), ``q`` (the result's axis the matrix rows are
+    written along: where the source's last axis went, or where ``ra`` went), and ``batch``
+    (the source axes looped over)."""
+    n = len(shape)
+    transposed = perm[n - 1] != n - 1
+    ra = perm[n - 1] if transposed else perm[n - 2]
+    q = perm.index(n - 1) if transposed else n - 2
+    batch = tuple(k for k in range(n - 1) if k != ra)
+    return dict(ra=ra, transposed=transposed, q=q, batch=batch, n=n)
+
+
+def emit_permute_kernel(name: str, dtype: str, shape: tuple, perm: tuple, budget: int, label: str,
+                        span=None) -> tuple[str, dict]:
+    """``dst[i_0..i_{n-1}] = src[j]`` with ``j[perm[k]] = i_k``, for the valid elements of the
+    source (only those are read and written): ``shape`` is the source's static shape, ``perm[k]``
+    the source axis that is the result's axis ``k``.
 
     Arguments ``(GM_ADDR src, GM_ADDR dst, GM_ADDR tiling)``; tiling = int64 ``[off_src, n_src,
-    off_dst, n_dst, vr, vc, lds]``: element offsets and counts, the source's valid extent as
-    the rows of all its matrices flattened (``vr``, matrix ``b`` has ``vr - b * rows`` of them,
-    clipped) by ``vc`` columns, and its row stride (known per launch for a tensor with a dynamic
-    last dimension)."""
-    if dtype not in CTYPE:
+    off_dst, n_dst, vr, vc, lds]``: element offsets and counts, the source's valid extent as a
+    prefix of its rows (all axes but the last, flattened; ``vr`` of them) by ``vc`` columns, and
+    its row stride (known per launch for a tensor with a dynamic last dimension).  The result is
+    contiguous."""
+    if dtype not in ES:
         unsupported(f"transpose of {dtype}", span)
-    ct, es = CTYPE[dtype], ES[dtype]
+    n = len(shape)
+    p = plan(shape, perm)
+    ra, q, transposed = p["ra"], p["q"], p["transposed"]
+    es = ES[dtype]
+    ct = BITS[es]
+    rows, cols = shape[ra], shape[n - 1]
+    oshape = tuple(shape[k] for k in perm)
+    ost = [math.prod(oshape[k + 1:]) for k in range(n)]  # the result's strides
+    rowm = [math.prod(shape[k + 1:n - 1]) for k in range(n - 1)]  # source strides in rows (times lds)
+    pos = {perm[k]: k for k in range(n)}  # source axis -> the result's axis
     cp, rp = _pad(cols, es), _pad(rows, es)
-    in_bytes, out_bytes = -(-rows * cp * es // 32) * 32, -(-cols * rp * es // 32) * 32
+    in_bytes = -(-rows * cp * es // 32) * 32
+    out_bytes = -(-cols * rp * es // 32) * 32 if transposed else 0
     if in_bytes + out_bytes > budget:
         unsupported(f"transpose of a [{rows}, {cols}] matrix ({in_bytes + out_bytes} B of UB; at most {budget})", span)
-    L = [f"// Generated by pypto-ast from {label}: transpose of {batch} x [{rows}, {cols}] {dtype} through UB.",
+    nbatch = math.prod(shape[k] for k in p["batch"])
+    L = [f"// Generated by pypto-ast from {label}: permute {list(perm)} of {list(shape)} {dtype} through UB, "
+         f"{nbatch} matrices of [{rows}, {cols}].",
          '#include "kernel_operator.h"', "",
          f'extern "C" __global__ __aicore__ void {name}(GM_ADDR src, GM_ADDR dst, GM_ADDR tiling)', "{",
          "    AscendC::TPipe pipe;",
-         "    AscendC::TBuf<AscendC::TPosition::VECCALC> inBuf, outBuf;",
-         f"    pipe.InitBuffer(inBuf, {in_bytes});", f"    pipe.InitBuffer(outBuf, {out_bytes});",
-         f"    AscendC::LocalTensor<{ct}> a = inBuf.Get<{ct}>();",
-         f"    AscendC::LocalTensor<{ct}> t = outBuf.Get<{ct}>();",
-         f"    AscendC::GlobalTensor<{ct}> gs, gd;",
-         "    const __gm__ int64_t* tl = (__gm__ int64_t*)tiling;",
-         f"    gs.SetGlobalBuffer((__gm__ {ct}*)src, static_cast<uint64_t>(tl[1]));",
-         f"    gd.SetGlobalBuffer((__gm__ {ct}*)dst, static_cast<uint64_t>(tl[3]));",
-         f"    const uint32_t vc = tl[5] < 0 ? 0u : (tl[5] < {cols} ? static_cast<uint32_t>(tl[5]) : {cols}u);",
-         "    const uint64_t lds = static_cast<uint64_t>(tl[6]);",
-         f"    const uint32_t inLen = vc * {es}u;  // bytes per row copied in",
-         f"    for (uint32_t b = AscendC::GetBlockIdx(); b < {batch}u; b += AscendC::GetBlockNum()) {{",
-         f"        const int64_t left = tl[4] - static_cast<int64_t>(b) * {rows};",
-         f"        const uint32_t vr = left <= 0 ? 0u : (left < {rows} ? static_cast<uint32_t>(left) : {rows}u);",
-         "        if (vr == 0 || vc == 0) continue;",
-         f"        const uint32_t outLen = vr * {es}u;  // bytes per row copied out",
-         f"        AscendC::DataCopyPad(a, gs[static_cast<uint64_t>(tl[0]) + b * {stride_s}u], "
-         f"AscendC::DataCopyExtParams{{static_cast<uint16_t>(vr), inLen, static_cast<uint32_t>(lds * {es}u) - inLen, "
-         f"({cp * es}u - (inLen + 31u) / 32u * 32u) / 32u, 0}}, "
-         f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, static_cast<{ct}>(0)}});",
-         "        AscendC::SetFlag<AscendC::HardEvent::MTE2_S>(0);",
-         "        AscendC::WaitFlag<AscendC::HardEvent::MTE2_S>(0);",
-         "        for (uint32_t i = 0; i < vr; ++i) {",
-         f"            for (uint32_t j = 0; j < vc; ++j) t.SetValue(j * {rp} + i, a.GetValue(i * {cp} + j));",
-         "        }",
-         "        AscendC::SetFlag<AscendC::HardEvent::S_MTE3>(0);",
-         "        AscendC::WaitFlag<AscendC::HardEvent::S_MTE3>(0);",
-         f"        AscendC::DataCopyPad(gd[static_cast<uint64_t>(tl[2]) + b * {stride_d}u], t, "
-         f"AscendC::DataCopyExtParams{{static_cast<uint16_t>(vc), outLen, ({rp * es}u - (outLen + 31u) / 32u * 32u) / 32u, "
-         f"{ldd * es}u - outLen, 0}});",
-         "        AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(0);  // the next matrix may overwrite UB",
-         "        AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(0);",
-         "    }", "}"]
-    info = {"kernel": name, "kind": "transpose", "file": f"{name}.cpp", "num_blocks": min(batch, MAX_CORES),
+         "    AscendC::TBuf<AscendC::TPosition::VECCALC> inBuf" + (", outBuf;" if transposed else ";"),
+         f"    pipe.InitBuffer(inBuf, {in_bytes});"]
+    if transposed:
+        L.append(f"    pipe.InitBuffer(outBuf, {out_bytes});")
+    L += [f"    AscendC::LocalTensor<{ct}> a = inBuf.Get<{ct}>();"]
+    if transposed:
+        L.append(f"    AscendC::LocalTensor<{ct}> t = outBuf.Get<{ct}>();")
+    L += [f"    AscendC::GlobalTensor<{ct}> gs, gd;",
+          "    const __gm__ int64_t* tl = (__gm__ int64_t*)tiling;",
+          f"    gs.SetGlobalBuffer((__gm__ {ct}*)src, static_cast<uint64_t>(tl[1]));",
+          f"    gd.SetGlobalBuffer((__gm__ {ct}*)dst, static_cast<uint64_t>(tl[3]));",
+          f"    const uint32_t vc = tl[5] < 0 ? 0u : (tl[5] < {cols} ? static_cast<uint32_t>(tl[5]) : {cols}u);",
+          "    const int64_t vrows = tl[4];",
+          "    const uint64_t lds = static_cast<uint64_t>(tl[6]);",
+          f"    const uint64_t srs = lds * {rowm[ra]}u;  // the source's stride between matrix rows",
+          f"    const uint32_t inLen = vc * {es}u;  // bytes per row copied in",
+          f"    for (uint64_t b = AscendC::GetBlockIdx(); b < {nbatch}u; b += AscendC::GetBlockNum()) {{",
+          "        uint64_t rest = b, row0 = 0, dOff = 0;  // b's source row and result offset"]
+    for k in reversed(p["batch"]):
+        L += [f"        {{ const uint64_t i = rest % {shape[k]}u; rest /= {shape[k]}u; "
+              f"row0 += i * {rowm[k]}u; dOff += i * {ost[pos[k]]}u; }}"]
+    L += [f"        const int64_t left = vrows - static_cast<int64_t>(row0);  // valid source rows from row0 on",
+          f"        const uint32_t vr = left <= 0 ? 0u : (left >= {rows * rowm[ra]} ? {rows}u : "
+          f"static_cast<uint32_t>((left + {rowm[ra] - 1}) / {rowm[ra]}));",
+          "        if (vr == 0 || vc == 0) continue;",
+          "        AscendC::DataCopyPad(a, gs[static_cast<uint64_t>(tl[0]) + row0 * lds], "
+          f"AscendC::DataCopyExtParams{{static_cast<uint16_t>(vr), inLen, static_cast<uint32_t>(srs * {es}u) - inLen, "
+          f"({cp * es}u - (inLen + 31u) / 32u * 32u) / 32u, 0}}, "
+          f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, 0}});"]
+    dst = "gd[static_cast<uint64_t>(tl[2]) + dOff]"
+    if transposed:
+        L += ["        AscendC::SetFlag<AscendC::HardEvent::MTE2_S>(0);",
+              "        AscendC::WaitFlag<AscendC::HardEvent::MTE2_S>(0);",
+              "        for (uint32_t i = 0; i < vr; ++i) {",
+              f"            for (uint32_t j = 0; j < vc; ++j) t.SetValue(j * {rp} + i, a.GetValue(i * {cp} + j));",
+              "        }",
+              "        AscendC::SetFlag<AscendC::HardEvent::S_MTE3>(0);",
+              "        AscendC::WaitFlag<AscendC::HardEvent::S_MTE3>(0);",
+              f"        const uint32_t outLen = vr * {es}u;  // bytes per row copied out",
+              f"        AscendC::DataCopyPad({dst}, t, AscendC::DataCopyExtParams{{static_cast<uint16_t>(vc), outLen, "
+              f"({rp * es}u - (outLen + 31u) / 32u * 32u) / 32u, {ost[q] * es}u - outLen, 0}});"]
+    else:
+        L += ["        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(0);",
+              "        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(0);",
+              f"        AscendC::DataCopyPad({dst}, a, AscendC::DataCopyExtParams{{static_cast<uint16_t>(vr), inLen, "
+              f"({cp * es}u - (inLen + 31u) / 32u * 32u) / 32u, {ost[q] * es}u - inLen, 0}});"]
+    L += ["        AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(0);  // the next matrix may overwrite UB",
+          "        AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(0);",
+          "    }", "}"]
+    info = {"kernel": name, "kind": "transpose", "file": f"{name}.cpp", "num_blocks": min(nbatch, MAX_CORES),
             "ub_bytes": in_bytes + out_bytes}
     return "\n".join(L) + "\n", info

@@ -183,13 +183,19 @@ EMITTED = (
     Emitted("assemble", FI, ("DataCopyPad",), "runtime/core.cpp: DataCopyPad into the region"),
     Emitted("reshape", FI, (), "no data movement: the same GM seen with another shape"),
     Emitted("unsqueeze", FI, (), "no data movement: the same GM seen with another shape"),
-    Emitted("transpose", F, ("DataCopy",), "a transpose kernel (emit/layout.py): rows to columns in UB"),
+    Emitted("transpose", ("fp32", "fp16", "bf16", "int16", "int32"), ("DataCopyPad", "GetValue", "SetValue"),
+            "a permute kernel (emit/layout.py), any two axes: matrices through UB, typed by element size (a bit copy)"),
     Emitted("concat", FI, ("DataCopy",), "each input copied into its slice of the result"),
     Emitted("expand_clone", F, ("DataCopy",), "the broadcast row copied into every row of the tile"),
     Emitted("full", F, ("Duplicate",), "runtime/core.cpp: Duplicate"),
     Emitted("zeros", F, ("Duplicate",), "runtime/core.cpp: Duplicate(0)"),
     Emitted("ones", F, ("Duplicate",), "runtime/core.cpp: Duplicate(1)"),
     Emitted("arange", ("fp32", "int32"), ("SetValue",), "a scalar fill of the row in UB"),
+    # random numbers: pypto's Philox-4x32-10 (ir/random.py; a kernel of its own, emit/random.py)
+    Emitted("uniform", FB, ("CreateVecIndex", "Muls", "ShiftRight", "And", "Or", "Not", "Cast", "Gather"),
+            "Philox from 16-bit products and shifts; a word's low mantissa bits scaled to [0, 1) (exact)"),
+    Emitted("normal", FB, ("Div", "Sqrt", "CompareScalar", "Select", "Gather"),
+            "Box-Muller on the Philox uniforms in a fixed fp32 composition: the interpreter's bits"),
 )
 
 LOWERED_INTO = {
@@ -212,7 +218,7 @@ LOWERED_INTO = {
 GAPS = {
     name: "pypto-ast's Ascend C emitter does not support it yet (PTO109)"
     for name in (
-        "conv", "normal", "uniform",
+        "conv",
     )
 }
 """Ops the front end lowers that the emitter stops at, with the reason."""

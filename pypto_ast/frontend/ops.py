@@ -971,8 +971,17 @@ def op_uniform(ctx, name, args, kwargs):
     dtype = dtype_of(_arg(args, kwargs, 4, "dtype")) or FP32
     if not isinstance(shape, (list, tuple)):
         raise OpError(f"pypto.{name} needs a shape known at build time")
-    operands = tuple(v for v in (args[1:4] if len(args) > 1 else ()) if isinstance(v, Tensor))
-    return ctx.emit(name, operands, {"shape": tuple(shape)}, tuple(shape), dtype, tile="vec")
+    from ..ir.rng_spec import check_args
+
+    seeds = [_arg(args, kwargs, i, k) for i, k in ((1, "key"), (2, "counter"), (3, "alg"))]
+    seeds = [[const_of(v) for v in x] if isinstance(x, (list, tuple)) else x for x in seeds]
+    wrong = check_args(*seeds)
+    if wrong:
+        raise OpError(f"pypto.{name}: {wrong}, known at build time (op page: pypto-{name}.md)")
+    if dtype is not None and dtype.ir not in ("fp32", "fp16", "bf16"):
+        raise OpError(f"pypto.{name} makes DT_FP32/DT_FP16/DT_BF16, not {dtype.ir} (op page: pypto-{name}.md)")
+    attrs = {"shape": tuple(shape), "key": tuple(seeds[0]), "counter": tuple(seeds[1]), "alg": tuple(seeds[2])}
+    return ctx.emit(name, (), attrs, tuple(shape), dtype, tile="vec")
 
 
 op_normal = op_uniform

@@ -1389,6 +1389,24 @@ def _op_store_scalar(m: _Machine, op: Op) -> None:
         m.written[target.name][index] = True
 
 
+def _random(kind: str) -> Callable:
+    """uniform / normal: the generator of ir/random.py (Philox-4x32-10, pypto's)."""
+    def run(m: _Machine, op: Op) -> TVal:
+        from . import random as rng
+        from .rng_spec import check_args
+
+        shape = m.shape_of(m.attr(op, "shape"), f"{kind} shape")
+        key, counter, alg = (m.attr(op, k, None) for k in ("key", "counter", "alg"))
+        wrong = check_args(key, counter, alg)
+        if wrong:
+            raise m.err(f"{kind}: {wrong}")
+        dtype = _default_dtype(m, op, "fp32")
+        if dtype not in rng.MANTISSA:
+            raise m.err(f"{kind}: dtype {dtype} not supported (supported: bf16, fp16, fp32)")
+        return TVal(rng.generate(kind, tuple(shape), dtype, int(key[0]), int(counter[1])), tuple(shape), dtype)
+    return run
+
+
 # ---------------------------------------------------------------------------------------
 # The dispatch table.
 
@@ -1439,6 +1457,8 @@ OPS: dict[str, Callable[[_Machine, Op], Any]] = {
     "full": _op_full, "zeros": _const_fill(0), "ones": _const_fill(1), "arange": _op_arange,
     # memory
     "view": _op_view, "assemble": _op_assemble, "move": _op_move, "store_scalar": _op_store_scalar,
+    # random numbers
+    "uniform": _random("uniform"), "normal": _random("normal"),
 }
 
 

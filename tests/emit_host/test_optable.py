@@ -27,7 +27,16 @@ from support import needs_cxx
 
 ROOT = Path(__file__).resolve().parents[2]
 DT = {"fp32": ("pypto.DT_FP32", torch.float32), "fp16": ("pypto.DT_FP16", torch.float16),
-      "int32": ("pypto.DT_INT32", torch.int32)}
+      "int32": ("pypto.DT_INT32", torch.int32), "bf16": ("pypto.DT_BF16", torch.bfloat16),
+      "int16": ("pypto.DT_INT16", torch.int16)}
+
+
+def _random(kind: str, dtype: torch.dtype) -> torch.Tensor:
+    """The probe's draw as ir/random.py defines it (checked against Philox itself in test_misc_ops.py)."""
+    from pypto_ast.ir import random as rng
+
+    name = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
+    return rng.generate(kind, (8, 32), name, 42, 9)
 
 # op -> (kernel body with {dt}, {param: shape}, output shape, torch of the inputs); dtypes: the table's
 PROBES = {
@@ -35,13 +44,17 @@ PROBES = {
     "assemble": ("pypto.assemble(x, [4, 16], out)", {"x": (8, 32)}, (16, 64), None),
     "reshape": ("out[:] = pypto.reshape(x, [16, 16])", {"x": (8, 32)}, (16, 16), lambda x: x.reshape(16, 16)),
     "unsqueeze": ("out[:] = pypto.unsqueeze(x, 0)", {"x": (8, 32)}, (1, 8, 32), lambda x: x.unsqueeze(0)),
-    "transpose": ("out[:] = pypto.transpose(x, 0, 1)", {"x": (16, 32)}, (32, 16), lambda x: x.t()),
+    "transpose": ("out[:] = pypto.transpose(x, 0, 2)", {"x": (4, 8, 16)}, (16, 8, 4), lambda x: x.transpose(0, 2)),
     "concat": ("out[:] = pypto.concat([x, y], 0)", {"x": (8, 32), "y": (8, 32)}, (16, 32),
                lambda x, y: torch.cat([x, y], 0)),
     "expand_clone": ("out[:] = pypto.expand_clone(x, [8, 32])", {"x": (1, 32)}, (8, 32), lambda x: x.expand(8, 32)),
     "full": ("out[:] = pypto.full([8, 32], 3, {dt})", {}, (8, 32), lambda dtype: torch.full((8, 32), 3, dtype=dtype)),
     "zeros": ("out[:] = pypto.zeros([8, 32], dtype={dt})", {}, (8, 32), lambda dtype: torch.zeros(8, 32, dtype=dtype)),
     "ones": ("out[:] = pypto.ones([8, 32], dtype={dt})", {}, (8, 32), lambda dtype: torch.ones(8, 32, dtype=dtype)),
+    "uniform": ("out[:] = pypto.uniform([8, 32], [42], [0, 9], [1], {dt})", {}, (8, 32),
+                lambda dtype: _random("uniform", dtype)),
+    "normal": ("out[:] = pypto.normal([8, 32], [42], [0, 9], [1], {dt})", {}, (8, 32),
+               lambda dtype: _random("normal", dtype)),
     "arange": ("out[:] = pypto.reshape(pypto.arange(2, 66, 2, dtype={dt}), [1, 32])", {}, (1, 32),
                lambda dtype: torch.arange(2, 66, 2, dtype=dtype).reshape(1, 32)),
 }
@@ -101,7 +114,7 @@ def test_every_op_the_front_end_lowers_is_in_the_table_once():
 def test_gaps_are_not_emitted_and_emitted_ops_are_the_emitters():
     emitter = VECTOR_OPS | set(INDEX_OPS) | set(QUANT_OPS)
     assert not set(optable.GAPS) & emitter, "the emitter has these now: move them to EMITTED"
-    layout = {"view", "assemble", "reshape", "unsqueeze", "transpose", "concat", "matmul"}
+    layout = {"view", "assemble", "reshape", "unsqueeze", "transpose", "concat", "matmul", "uniform", "normal"}
     stray = {e.op for e in optable.EMITTED} - emitter - layout
     assert not stray, f"EMITTED ops the emitter has no path for: {sorted(stray)}"
 
