@@ -33,7 +33,8 @@ from .. import ir
 from ..diagnostics import format_count
 from . import abi, gm
 from .axes import split_axis_reductions
-from .errors import EmitError, unsupported
+from ..ir import shape_rules
+from .errors import EmitError, refused, unsupported
 from .gm import GVal
 from .index import OPS as INDEX_OPS, IndexLaunch, IndexPlanner
 from .vector import CTYPE, ES, HONOURED_ATTRS, REDUCE, VECTOR_OPS, Load, Segment, SegmentEmitter, Store
@@ -83,6 +84,7 @@ class _Planner:
         if not self.symbol or self.symbol[0].isdigit():
             self.symbol = "k_" + self.symbol
         self.params = {p.name: p for p in program.params}
+        self.declared = shape_rules.declared_shapes(program)  # the IR's shapes, for pypto's shape rules
         self.buffers: list[gm.Buffer] = []
         self.named: dict[str, gm.Buffer] = {}
         for p in program.params:
@@ -494,6 +496,9 @@ class _BlockPlanner:
 
     def op(self, op: ir.Op):
         code, span = op.opcode, op.span
+        found = shape_rules.refusal(op, self.P.declared)
+        if found is not None:
+            refused(found[0], found[1], span)
         if code in INDEX_OPS or self.index.absorbs(op):
             self.index.op(op)
             return
