@@ -113,6 +113,14 @@ def dynamic_columns(x: pypto.Tensor([16, D], F32), out: pypto.Tensor([16, D], F3
         for i in pypto.loop(4, name="I", idx_name="i"):
             part = pypto.view(x, [4, 32], [i * 4, j * 32], valid_shape=[4, cols])
             pypto.assemble(part + part, [i * 4, j * 32], out)
+
+
+@pypto.frontend.jit
+def moved(a: pypto.Tensor([D, 32], F32), out: pypto.Tensor([D, 32], F32)):
+    # pypto's move: after `a[:] = v` the name `a` holds v, a static [24, 32] tensor
+    pypto.set_vec_tile_shapes(8, 32)
+    a[:] = pypto.view(a, [24, 32], [0, 0])
+    pypto.assemble(a * 2.0, [0, 0], out)
 '''
 
 FAST = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -160,3 +168,12 @@ def test_one_emitted_program_serves_every_row_count(accepted):
         texts.append(files["control.cpp"])
         assert "dims[" in files["control.cpp"]
     assert texts[0] == texts[1]
+
+
+@needs_cxx
+def test_a_moved_name_takes_the_static_shape_of_what_it_holds(accepted):
+    """Not a dynamic operand (pypto accepts the kernel): ``a`` is the [24, 32] view after the move."""
+    x = torch.randn(30, 32)
+    interp, host = both(accepted.moved, {"a": x, "out": torch.full((30, 32), 5.0)}, "out")
+    assert torch.equal(interp, host)
+    assert torch.equal(host[:24], x[:24] * 2.0) and torch.equal(host[24:], torch.full((6, 32), 5.0))
