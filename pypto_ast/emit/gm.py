@@ -248,7 +248,7 @@ def nd_strides(g: GVal, span) -> tuple:
     li, left, unit = 0, levels[0][0], levels[0][1]
     for k in range(n - 2, -1, -1):
         d = const(shape[k])
-        if d == 1:
+        if d in (0, 1):  # one index (or none): any stride
             out[k] = unit
             continue
         while left == 1 and li + 1 < len(levels):
@@ -269,7 +269,7 @@ def _levels(shape: tuple, strides: tuple, src_ld) -> tuple:
     """(ld, outer) of a static view with these N-D element strides: its leading axes of more
     than one index, merged wherever one steps by exactly the extent of the next."""
     levels = [(shape[k], strides[k]) for k in range(len(shape) - 1) if shape[k] != 1]
-    if not levels:
+    if not levels or 0 in shape:  # one row, or none at all: no levels
         return _int(src_ld), ()
     merged = [levels[-1]]
     for count, stride in reversed(levels[:-1]):
