@@ -343,7 +343,7 @@ def emit(program, what: str, *, spans: bool = True, source_path: Optional[str] =
         try:
             files = emit_program(program, line_directives=spans)
         except EmitError as exc:
-            raise KernelErrors([(exc.message, exc.span)], source_path, code="PTO109") from None
+            raise KernelErrors([(exc.message, exc.span)], source_path, code=exc.code) from None
         except Exception as exc:  # the emitter's own bug: could not run
             raise PipelineError(f"the Ascend C emitter failed: {type(exc).__name__}: {exc}", source_path) from None
         findings = socs.check_plan(json.loads(files["manifest.json"]), chip, program)

@@ -75,7 +75,7 @@ def run_and_compare(module, kernel, inputs: dict, *, backend: str = "interp", me
                                          getattr(module, "__file__", None)) from None
         span = getattr(exc, "span", None)
         raise pipeline.KernelErrors([(f"{backend} backend: {exc}", span)], getattr(module, "__file__", None),
-                                    code="PTO111") from None
+                                    code=getattr(exc, "code", None) or "PTO111") from None
     from .live import call_user
 
     expected = call_user(module, "reference", **pristine)

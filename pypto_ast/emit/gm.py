@@ -49,11 +49,26 @@ class GVal:
     vr: object
     vc: object
     dtype: str
-    shape: tuple  # the value's N-D static shape
+    shape: tuple  # the value's N-D static shape (-1 for a dim known at run time: see ``dims``)
+    outer: tuple = ()
+    """Levels of row stride above ``ld``, outermost first: ``(count, stride)`` pairs (stride an int
+    or an Expr).  Empty: every row is ``ld`` after the previous one.  Else the rows are
+    ``inner = rows / prod(counts)`` rows ``ld`` apart, repeated ``count`` times ``stride`` apart
+    per level: row ``r`` starts at ``offset + (r % inner) * ld + sum_k digit_k(r) * stride_k``."""
+    dims: tuple = None  # the N-D shape as Exprs when a dim is dynamic (an inplace reshape, a dynamic view)
 
     def same_region(self, other: "GVal") -> bool:
         return (self.buf.name == other.buf.name and self.offset == other.offset and self.rows == other.rows
-                and self.cols == other.cols and self.ld == other.ld)
+                and self.cols == other.cols and self.ld == other.ld and self.outer == other.outer)
+
+    @property
+    def inner(self) -> int:
+        """Rows of the innermost level (all of them for a uniformly strided region)."""
+        return self.rows // math.prod(c for c, _ in self.outer) if self.outer else self.rows
+
+    def nd(self) -> tuple:
+        """The N-D shape as Exprs (dynamic dims included)."""
+        return self.dims if self.dims is not None else tuple(C(d) for d in self.shape)
 
 
 # ---------------------------------------------------------------------------------------
@@ -165,8 +180,10 @@ def whole(buf: Buffer, span=None) -> GVal:
     for d in buf.shape[:-1]:
         rows = mul(rows, d)
     srows = const(rows)
-    return GVal(buf, C(0), srows if srows is not None and last is not None else -1, last if last is not None else -1,
-                ld, rows, as_expr(ld), buf.dtype, tuple(const(d) if const(d) is not None else -1 for d in buf.shape))
+    dynamic = srows is None or last is None
+    return GVal(buf, C(0), srows if not dynamic else -1, last if last is not None else -1,
+                ld, rows, as_expr(ld), buf.dtype, tuple(const(d) if const(d) is not None else -1 for d in buf.shape),
+                (), tuple(as_expr(d) for d in buf.shape) if dynamic else None)
 
 
 def static_ld(g: GVal) -> bool:
@@ -175,32 +192,29 @@ def static_ld(g: GVal) -> bool:
 
 
 def view(src: GVal, offsets, shape, valid, span, src_is_named: bool) -> GVal:
-    """A static-shaped sub-block of ``src`` at N-D ``offsets``; ``valid`` (Exprs) or None."""
+    """A sub-block of ``src`` at N-D ``offsets``; ``valid`` (Exprs) or None.  ``shape`` is static
+    or holds Exprs (a dynamic view: rows -1, the Exprs in ``dims``).  The view's leading axes
+    become levels of row stride (``GVal.outer``), merged where they are evenly spaced."""
     shape = tuple(shape)
     n = len(shape)
-    full = src.buf.shape if src_is_named else src.shape
+    full = src.buf.shape if src_is_named else src.nd()
     if len(offsets) != n or len(full) != n:
         unsupported(f"view of rank {n} from a rank-{len(full)} source", span)
-    # element strides of the source, N-D (row-major over the source's own shape)
-    strides = [None] * n
-    acc = C(1)
-    for k in range(n - 1, -1, -1):
-        strides[k] = acc if k < n - 1 else C(1)
-        if k == n - 1:
-            acc = as_expr(src.ld)
-        else:
-            acc = mul(acc, full[k])
-    # rows of the view must be uniformly strided by the source's row stride
-    for k in range(n - 2):
-        if shape[k] > 1:
-            inner_src = C(1)
-            for d in full[k + 1:n - 1]:
-                inner_src = mul(inner_src, d)
-            if const(inner_src) != math.prod(shape[k + 1:n - 1]):
-                unsupported(f"view of shape {list(shape)} whose rows are not evenly spaced in the source", span)
+    strides = nd_strides(whole(src.buf, span) if src_is_named else src, span)
     off = src.offset
     for k in range(n):
         off = add(off, mul(offsets[k], strides[k]))
+    static = tuple(const(d) for d in shape)
+    if None in static:  # a dynamic view: a region the control program sizes (its consumers refuse or copy it)
+        rows = C(1)
+        for d in shape[:-1]:
+            rows = mul(rows, d)
+        return GVal(src.buf, off, -1, const(shape[-1]) if const(shape[-1]) is not None else -1, _int(strides[-2])
+                    if n > 1 else _int(src.ld), rows, as_expr(shape[-1]), src.dtype, tuple(-1 if d is None else d
+                                                                                          for d in static),
+                    (), tuple(as_expr(d) for d in shape))
+    shape = static
+    ld, outer = _levels(shape, strides, src.ld)
     rows, cols = flat2(shape)
     if valid is None:
         if src_is_named:
@@ -213,7 +227,63 @@ def view(src: GVal, offsets, shape, valid, span, src_is_named: bool) -> GVal:
         if not src_is_named:
             vr = emin(vr, emax(C(0), sub(src.vr, _row_of(offsets, shape, full, src))))
             vc = emin(vc, emax(C(0), sub(src.vc, offsets[-1])))
-    return GVal(src.buf, off, rows, cols, src.ld, vr, vc, src.dtype, shape)
+    return GVal(src.buf, off, rows, cols, ld, vr, vc, src.dtype, shape, outer)
+
+
+def _int(e):
+    """An int when ``e`` is a constant (row strides are ints where they can be: ``static_ld``)."""
+    c = const(e)
+    return c if c is not None else e
+
+
+def nd_strides(g: GVal, span) -> tuple:
+    """The element stride of each axis of ``g``'s N-D shape (Exprs; the last is 1): its leading
+    axes split over its levels of row stride, innermost first."""
+    shape = g.nd()
+    n = len(shape)
+    if n == 0:
+        return ()
+    out = [C(1)] * n
+    levels = [(g.inner if g.rows >= 0 else None, as_expr(g.ld))] + [(c, as_expr(s)) for c, s in reversed(g.outer)]
+    li, left, unit = 0, levels[0][0], levels[0][1]
+    for k in range(n - 2, -1, -1):
+        d = const(shape[k])
+        if d in (0, 1):  # one index (or none): any stride
+            out[k] = unit
+            continue
+        while left == 1 and li + 1 < len(levels):
+            li += 1
+            left, unit = levels[li]
+        if left is None:  # a dynamic region has one level: row-major over its dims
+            out[k] = unit
+            unit = mul(unit, shape[k])
+            continue
+        if d is None or left % d:
+            unsupported(f"a view of a value of shape {list(g.shape)} whose axes cut across its row levels", span)
+        out[k] = unit
+        unit, left = mul(unit, C(d)), left // d
+    return tuple(out)
+
+
+def _levels(shape: tuple, strides: tuple, src_ld) -> tuple:
+    """(ld, outer) of a static view with these N-D element strides: its leading axes of more
+    than one index, merged wherever one steps by exactly the extent of the next."""
+    levels = [(shape[k], strides[k]) for k in range(len(shape) - 1) if shape[k] != 1]
+    if not levels or 0 in shape:  # one row, or none at all: no levels
+        return _int(src_ld), ()
+    merged = [levels[-1]]
+    for count, stride in reversed(levels[:-1]):
+        c, s = merged[0]
+        if _same(stride, mul(s, C(c))):
+            merged[0] = (count * c, s)
+        else:
+            merged.insert(0, (count, stride))
+    return _int(merged[-1][1]), tuple((c, _int(s)) for c, s in merged[:-1])
+
+
+def _same(a, b) -> bool:
+    a, b = as_expr(a), as_expr(b)
+    return a == b or (const(a) is not None and const(a) == const(b))
 
 
 def _row_of(offsets, shape, full, src):
@@ -247,9 +317,14 @@ def flat_valid(valid: tuple, shape: tuple, span):
     return mul(gate, mul(lead_v[j], C(math.prod(lead_s[j + 1:])))), vc
 
 
+def contiguous(g: GVal) -> bool:
+    """Whether ``g``'s rows follow each other in GM (a reshape of it moves no data)."""
+    return not g.outer and (g.rows == 1 or g.ld == g.cols or (g.dims is not None and _same(g.ld, g.dims[-1])))
+
+
 def reshape(src: GVal, shape: tuple, span) -> GVal:
-    """A contiguous GM value seen with another static shape (no data movement)."""
-    if src.rows > 1 and (not static_ld(src) or src.ld != src.cols):
+    """A contiguous fully valid GM value seen with another static shape (no data movement)."""
+    if not contiguous(src):
         unsupported("reshape of a strided view (rows not contiguous)", span)
     rows, cols = flat2(shape)
     vr, vc = C(rows), C(cols)
@@ -259,6 +334,117 @@ def reshape(src: GVal, shape: tuple, span) -> GVal:
             unsupported("reshape of a partially valid value (only a prefix of whole rows, as many whole rows "
                         "of the result)", span)
     return GVal(src.buf, src.offset, rows, cols, cols, vr, vc, src.dtype, tuple(shape))
+
+
+def reshape_dynamic(src: GVal, dims: tuple, span) -> GVal:
+    """A contiguous fully valid value seen with a shape known at run time (``inplace=True``):
+    its rows (and row stride, for a dynamic last dim) are Exprs the control program evaluates."""
+    rows = C(1)
+    for d in dims[:-1]:
+        rows = mul(rows, d)
+    cols = const(dims[-1])
+    srows = const(rows)
+    return GVal(src.buf, src.offset, srows if srows is not None and cols is not None else -1,
+                cols if cols is not None else -1, cols if cols is not None else as_expr(dims[-1]), rows,
+                as_expr(dims[-1]), src.dtype, tuple(const(d) if const(d) is not None else -1 for d in dims), (),
+                tuple(as_expr(d) for d in dims))
+
+
+# -- boolean Exprs with folding (the control program's checks) ---------------------------------
+def truth(e):
+    e = as_expr(e)
+    return e.value if isinstance(e, ir.Const) and isinstance(e.value, bool) else None
+
+
+def eq(a, b):
+    a, b = as_expr(a), as_expr(b)
+    if const(a) is not None and const(b) is not None:
+        return C(const(a) == const(b))
+    return C(True) if a == b else ir.BinExpr("==", a, b)
+
+
+def all_of(terms):
+    out = C(True)
+    for t in terms:
+        if truth(t) is False:
+            return C(False)
+        if truth(t) is None:
+            out = t if truth(out) is True else ir.BinExpr("and", out, t)
+    return out
+
+
+def any_of(terms):
+    out = C(False)
+    for t in terms:
+        if truth(t) is True:
+            return C(True)
+        if truth(t) is None:
+            out = t if truth(out) is False else ir.BinExpr("or", out, t)
+    return out
+
+
+def is_prefix(shape: tuple, valid: tuple):
+    """The interpreter's ``_is_prefix`` as an Expr: the valid region is a row-major prefix of
+    the block (every axis full but one, and every axis before that one of extent 1)."""
+    n = len(shape)
+    return any_of(all_of(eq(valid[i], shape[i]) for i in range(n) if i != j)
+                  for j in range(n) if all(d == 1 for d in shape[:j]))
+
+
+def _dims_text(n: int) -> str:
+    return "[" + ", ".join(["%lld"] * n) + "]"
+
+
+def reshape_valid(g: GVal, shape: tuple, valid_attr, span) -> tuple:
+    """``(vr, vc, checks)`` of a reshape of the contiguous value ``g`` to static ``shape``: the
+    result's valid extent, and the interpreter's run-time checks (``_op_reshape``) as
+    ``(condition, printf message, values)``."""
+    checks = []
+    full = const(g.vr) == g.rows and const(g.vc) == g.cols
+    if full:
+        vin = tuple(C(d) for d in g.shape)
+    else:
+        vin = valid_dims(g.vr, g.vc, g.shape)
+        if vin is None:
+            unsupported(f"reshape of a partially valid value of shape {list(g.shape)} (valid rows not whole "
+                        "slices of the first axis)", span)
+        checks.append((is_prefix(g.shape, vin), f"reshape: valid region {_dims_text(len(vin))} of a "
+                       f"{list(g.shape)} block is not contiguous; reshape needs a fully valid (or row-prefix) input",
+                       vin))
+        # past the check, every axis after the first one of more than one index is full
+        first = next((k for k, d in enumerate(g.shape) if d != 1), len(g.shape) - 1)
+        vin = tuple(v if k <= first else C(g.shape[k]) for k, v in enumerate(vin))
+        full = all(const(v) == d for v, d in zip(vin, g.shape))
+    count = C(1)
+    for v in vin:
+        count = mul(count, v)
+    rows, cols = flat2(shape)
+    if valid_attr is not None:
+        va = tuple(as_expr(v) for v in valid_attr)
+        prod = C(1)
+        for v in va:
+            prod = mul(prod, v)
+        checks.append((all_of([eq(prod, count), is_prefix(shape, va)]),
+                       f"reshape: valid_shape {_dims_text(len(va))} does not hold the %lld valid elements of the input",
+                       va + (count,)))
+        if full:  # all of a fully valid input: a valid_shape that passes the check is the shape
+            return C(rows), C(cols), checks
+        vr, vc = flat_valid(va, shape, span)
+        return vr, vc, checks
+    if full:
+        return C(rows), C(cols), checks
+    n = len(shape)
+    j = next((k for k in range(n) if shape[k] != 1), n - 1)
+    inner = math.prod(shape[j + 1:])
+    checks.append((eq(ir.BinExpr("%", count, C(inner)) if const(count) is None else C(const(count) % inner), C(0)),
+                   f"reshape: the %lld valid elements do not form a block of {list(shape)}", (count,)))
+    if n == 1:
+        return C(1), count, checks
+    if j < n - 1:  # whole rows of the 2-D form
+        q = quotient(count, cols)
+        return (q if q is not None else ir.BinExpr("//", count, C(cols))), C(cols), checks
+    # leading axes all 1: the first count elements of the one row ([0, ..., C] when there are none)
+    return emin(count, C(1)), emax(count, mul(C(cols), sub(C(1), emin(count, C(1))))), checks
 
 
 def unsqueeze(src: GVal, shape: tuple, span) -> GVal:
@@ -279,6 +465,9 @@ def valid_dims(vr, vc, shape: tuple):
         return (vc,) * n
     if n == 2:
         return vr, vc
+    if shape[0] == 1:  # a leading axis of one index: the rest says it
+        rest = valid_dims(vr, vc, shape[1:])
+        return None if rest is None else (C(1),) + tuple(rest)
     if const(vr) == math.prod(shape[:-1]):
         return tuple(C(d) for d in shape[:-1]) + (vc,)
     lead = quotient(vr, math.prod(shape[1:-1]))  # whole slices of the first axis

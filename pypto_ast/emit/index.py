@@ -130,6 +130,8 @@ class IndexPlanner:
         g = self.B.gval_of(x, op.span)
         if g.rows < 0:
             unsupported(f"'{op.opcode}' of a dynamically shaped {what}", op.span)
+        if g.outer:  # rows in several levels of stride: read a compact copy
+            g = self.B.compact(g, op.span)
         if g.dtype not in dtypes:
             unsupported(f"'{op.opcode}' on {g.dtype} (its {what})", op.span)
         return g
@@ -149,6 +151,9 @@ class IndexPlanner:
             store, buf = target
             offsets = tuple(store.attr("offsets"))
             region = gm.view(gm.whole(buf, op.span), offsets, shape, None, op.span, True)
+        if target is not None and region.outer:  # several levels of row stride: via a workspace
+            target = None
+        if target is not None:
             self.B._check_region(gm.ASSEMBLE, f"@{buf.name}", offsets, shape, gm.valid_dims(vr, vc, shape), buf.shape,
                                  store.span)
             region.vr, region.vc = gm.emin(region.vr, vr), gm.emin(region.vc, vc)

@@ -179,10 +179,10 @@ EMITTED = (
     Emitted("cumprod", F, ("Mul",), "other axes: Mul over the rows; last axis: a scalar loop", ("cumprod", "cumprod_col")),
     # data movement, layout, creation: their kernels are the probes of tests/emit_host/test_optable.py
     Emitted("clone", FB, (), "runtime/core.cpp: DataCopy GM -> UB -> GM", ("clone",)),
-    Emitted("view", FI, ("DataCopyPad",), "runtime/core.cpp: DataCopyPad of the region (ragged rows and columns)"),
+    Emitted("view", FI, ("DataCopyPad",), "runtime/core.cpp: DataCopyPad of the region (ragged rows and columns; one per run of rows in a region of several levels of row stride)"),
     Emitted("assemble", FI, ("DataCopyPad",), "runtime/core.cpp: DataCopyPad into the region"),
-    Emitted("reshape", FI, (), "no data movement: the same GM seen with another shape"),
-    Emitted("unsqueeze", FI, (), "no data movement: the same GM seen with another shape"),
+    Emitted("reshape", FI, (), "no data movement: the same GM seen with another shape (a strided view: copied compact through UB first)"),
+    Emitted("unsqueeze", FI, (), "no data movement: the same GM seen with another shape (a strided view: copied compact through UB first)"),
     Emitted("transpose", ("fp32", "fp16", "bf16", "int16", "int32"), ("DataCopyPad", "GetValue", "SetValue"),
             "a permute kernel (emit/layout.py), any two axes: matrices through UB, typed by element size (a bit copy)"),
     Emitted("concat", FI, ("DataCopy",), "each input copied into its slice of the result"),

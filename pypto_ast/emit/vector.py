@@ -466,13 +466,18 @@ class SegmentEmitter(IntegerOps):
              "}", ""]
         nf = len(regions)
         strided = [r for r in regions if not gm.static_ld(r.gval)]  # row strides known per launch
-        L.append(f"// tiling: int64 x {4 * nf + len(strided)}; per GM region k: [4k] element offset, [4k+1] valid rows, "
-                 "[4k+2] valid cols, [4k+3] elements in the buffer" +
-                 (f"; then the row stride of each region of a dynamic last dimension" if strided else ""))
+        leveled = [r for r in regions if r.gval.outer]  # rows in several levels of stride
+        nlev = sum(len(r.gval.outer) for r in leveled)
+        L.append(f"// tiling: int64 x {4 * nf + len(strided) + nlev}; per GM region k: [4k] element offset, [4k+1] valid "
+                 "rows, [4k+2] valid cols, [4k+3] elements in the buffer" +
+                 (f"; then the row stride of each region of a dynamic last dimension" if strided else "") +
+                 (f"; then the strides of each region's outer levels of rows, outermost first" if leveled else ""))
         for r in regions:
             d = "in " if r in s.loads else "out"
             ld = r.gval.ld if gm.static_ld(r.gval) else f"ld{r.field} (per launch)"
-            L.append(f"//   region {r.field}: {d} @{r.gval.buf.name} [{r.gval.rows}, {r.gval.cols}] ld {ld} ({r.kind})")
+            lev = "".join(f" x {c} (stride os{r.field}_{j})" for j, (c, _) in enumerate(r.gval.outer))
+            L.append(f"//   region {r.field}: {d} @{r.gval.buf.name} [{r.gval.rows}, {r.gval.cols}] ld {ld} ({r.kind})"
+                     + (f", rows in levels: {r.gval.inner} (ld){lev}" if lev else ""))
         args = ", ".join(f"GM_ADDR t{r.field}" for r in regions)
         cls = f"Kernel_{s.name}"
         L += [f"class {cls} {{", "public:",
@@ -487,6 +492,11 @@ class SegmentEmitter(IntegerOps):
             L.append(f"        g{k}.SetGlobalBuffer((__gm__ {ct}*)t{k}, static_cast<uint64_t>(((__gm__ int64_t*)tiling)[{4 * k + 3}]));")
         for j, r in enumerate(strided):
             L.append(f"        ld{r.field} = static_cast<uint64_t>(((__gm__ int64_t*)tiling)[{4 * nf + j}]);")
+        at = 4 * nf + len(strided)
+        for r in leveled:  # the strides of the outer levels of rows, per launch (gm.GVal.outer)
+            for j in range(len(r.gval.outer)):
+                L.append(f"        os{r.field}_{j} = static_cast<uint64_t>(((__gm__ int64_t*)tiling)[{at}]);")
+                at += 1
         for r in self.per_tile:
             L.append(f"        pipe->InitBuffer(q{r.field}, {self._nbuf(len(self.per_tile))}, "
                      f"{self._buf_bytes(r.kind, r.gval.dtype, tr)});")
@@ -609,6 +619,9 @@ class SegmentEmitter(IntegerOps):
         L.append("    uint32_t " + ", ".join(f"vc{r.field}" for r in regions) + ";")
         if strided:
             L.append("    uint64_t " + ", ".join(f"ld{r.field}" for r in strided) + ";  // row strides (elements)")
+        if leveled:
+            L.append("    uint64_t " + ", ".join(f"os{r.field}_{j}" for r in leveled for j in range(len(r.gval.outer)))
+                     + ";  // strides of the outer levels of rows (elements)")
         L += ["};", "", f'extern "C" __global__ __aicore__ void {s.name}({args}, GM_ADDR tiling)', "{",
               "    AscendC::TPipe pipe;", f"    {cls} op;",
               f"    op.Init(&pipe, {', '.join(f't{r.field}' for r in regions)}, tiling);", "    op.Process();", "}"]
@@ -667,6 +680,8 @@ class SegmentEmitter(IntegerOps):
         ub_gap = "static_cast<uint32_t>(" + f"({ub_row_bytes}u - (len + 31u) / 32u * 32u) / 32u)"  # 32-byte blocks
         gm_gap = f"{g.ld * es}u - len" if gm.static_ld(g) else f"static_cast<uint32_t>(ld{k} * {es}u) - len"  # bytes
         what = f"@{g.buf.name} {'GM -> UB' if gm_to_ub else 'UB -> GM'}"
+        if g.outer:
+            return self._copy_levels(r, row0, nrows, local, gm_to_ub, cols, c0, ld, ub_gap, gm_gap, what, ind)
         if gm_to_ub:
             call = (f"AscendC::DataCopyPad({local}, {gmem}, AscendC::DataCopyExtParams{{n, len, {gm_gap}, {ub_gap}, 0}}, "
                     f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, static_cast<{ct}>(0)}});")
@@ -677,6 +692,40 @@ class SegmentEmitter(IntegerOps):
             f"{ind}    const uint16_t n = PyptoRows(vr{k}, {row0}, {nrows});",
             f"{ind}    const uint32_t len = {cols} * {es}u;  // bytes per row",
             f"{ind}    if (n > 0) {call}",
+            f"{ind}}}"])
+
+    def _copy_levels(self, r, row0, nrows, local, gm_to_ub, cols, c0, ld, ub_gap, gm_gap, what, ind) -> str:
+        """The tile's rows of a region in several levels of row stride (gm.GVal.outer): one
+        DataCopyPad per run of rows inside the innermost level, at the address the row's digits
+        give (its index in each level times the level's stride)."""
+        g, k = r.gval, r.field
+        es, ct = ES[g.dtype], CTYPE[g.dtype]
+        ub_row = self.stride(r.kind, g.dtype)
+        at = [f"static_cast<uint64_t>(row % {g.inner}u) * {ld}"]
+        if c0 != "0":
+            at.append(c0)
+        digits = []
+        for j in range(len(g.outer) - 1, -1, -1):  # innermost outer level first
+            count = g.outer[j][0]
+            digits.append(f"{ind}        at += static_cast<uint64_t>(rest % {count}u) * os{k}_{j}; rest /= {count}u;")
+        src, dst = (f"g{k}[at]", f"{local}[q * {ub_row}u]") if gm_to_ub else (f"{local}[q * {ub_row}u]", f"g{k}[at]")
+        if gm_to_ub:
+            call = (f"AscendC::DataCopyPad({dst}, {src}, AscendC::DataCopyExtParams{{cnt, len, {gm_gap}, {ub_gap}, 0}}, "
+                    f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, static_cast<{ct}>(0)}});")
+        else:
+            call = f"AscendC::DataCopyPad({dst}, {src}, AscendC::DataCopyExtParams{{cnt, len, {ub_gap}, {gm_gap}, 0}});"
+        return "\n".join([
+            f"{ind}{{  // {what}: the tile's valid rows, one DataCopyPad per run inside a level of {g.inner} rows",
+            f"{ind}    const uint16_t n = PyptoRows(vr{k}, {row0}, {nrows});",
+            f"{ind}    const uint32_t len = {cols} * {es}u;  // bytes per row",
+            f"{ind}    for (uint32_t q = 0; len > 0 && q < n;) {{",
+            f"{ind}        const uint32_t row = {row0} + q;",
+            f"{ind}        const uint16_t cnt = static_cast<uint16_t>(PyptoMin({g.inner}u - row % {g.inner}u, n - q));",
+            f"{ind}        uint64_t at = off{k} + {' + '.join(at)};",
+            f"{ind}        uint32_t rest = row / {g.inner}u;"] + digits + [
+            f"{ind}        {call}",
+            f"{ind}        q += cnt;",
+            f"{ind}    }}",
             f"{ind}}}"])
 
     # -- compute -------------------------------------------------------------------------

@@ -1322,11 +1322,26 @@ class Evaluator:
         saved, self.node = self.node, node  # the assemble is located at the target (``out[:]``)
         try:
             ops.setitem(self, base, key, value)
+            if self.building and base.named and whole and isinstance(value, Tensor):
+                receiver = node.func.value if method else getattr(node, "value", None)
+                if isinstance(receiver, ast.Name):
+                    self.rebind_moved(receiver, base, value)
         except ops.OpError as exc:
             self.problem("PTO106", str(exc), node)
         finally:
             self.node = saved
         return None
+
+    def rebind_moved(self, name_node: ast.Name, base: Tensor, value: Tensor):
+        """``t[:] = v`` / ``t.move(v)`` on a tensor of dynamic shape with ``v`` of a static one:
+        pypto's move makes the name ``t`` hold ``v``, static shape and all (a later op on ``t`` is
+        not one on a dynamic tensor).  The data was assembled into ``@t`` at the origin, so from
+        here ``t`` is the static view of that region."""
+        static = value.shape is not None and all(isinstance(d, int) for d in value.shape)
+        if not static or base.shape is None or len(base.shape) != len(value.shape) \
+                or all(isinstance(d, int) for d in base.shape) or self.frame.env.get(name_node.id) is not base:
+            return
+        self.frame.env[name_node.id] = ops.make_view(self, base, list(value.shape), [0] * len(value.shape))
 
     def rebind_computed(self, name_node: ast.Name, base: Tensor, value: Tensor, node):
         """``t.move(v)`` / ``t[:] = v`` on a computed tensor (a view, an op's result): pypto binds

@@ -543,7 +543,19 @@ def op_reshape(ctx, name, args, kwargs):
             if c != -1:
                 known = known * c if c is not None and known is not None else None
         shape = [(total // known if total is not None and known else None) if const_of(d) == -1 else d for d in shape]
-    return ctx.emit("reshape", (x,), {"shape": tuple(shape)}, tuple(shape), x.dtype)
+    # valid_shape and inplace are kept: the backends check them with pypto's rules (a non-inplace
+    # reshape needs an integer shape; the valid data must be a row-major prefix)
+    attrs = {"shape": tuple(shape)}
+    valid = kwargs.get("valid_shape")
+    if isinstance(valid, (list, tuple)):
+        if len(valid) != len(shape):
+            raise OpError(f"pypto.reshape: valid_shape {shape_text(valid)} must have the rank of the shape "
+                          f"{shape_text(shape)}")
+        attrs["valid_shape"] = tuple(valid)
+    if kwargs.get("inplace") is True:
+        attrs["inplace"] = True
+    return ctx.emit("reshape", (x,), attrs, tuple(shape), x.dtype,
+                    valid=tuple(valid) if isinstance(valid, (list, tuple)) else None)
 
 
 def op_transpose(ctx, name, args, kwargs):
@@ -698,9 +710,16 @@ def _slice_region(ctx, tensor, items):
             offsets.append(start)
         else:
             shape.append(1)
-            offsets.append(k)
+            offsets.append(_from_end(k, dim))
             drop.add(axis)
     return shape, offsets, drop
+
+
+def _from_end(k, dim):
+    """An int index counted from the end (``t[-2]``) as pypto counts it: ``dim - 2``."""
+    if const_of(k) is not None and const_of(k) < 0 and const_of(dim) is not None:
+        return const_of(dim) + const_of(k)
+    return k
 
 
 def _slice_text(k: slice) -> str:
@@ -739,7 +758,7 @@ def setitem(ctx, tensor: Tensor, key, value):
             if k.stop is not None and isinstance(value, Tensor) and value.shape is not None:
                 ctx.check_slice_stop(axis, k, start, value)
         else:
-            offsets.append(k)
+            offsets.append(_from_end(k, tensor.shape[axis] if tensor.shape is not None else None))
             drop.add(axis)
     if isinstance(value, Tensor) and drop and value.rank is not None and value.rank == len(items) - len(drop):
         shape = []

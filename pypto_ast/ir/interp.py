@@ -146,11 +146,12 @@ __all__ = ["OPS", "TORCH_DTYPES", "InterpError", "TVal", "run_program"]
 class InterpError(Exception):
     """A runtime error of the program being interpreted (not of the interpreter)."""
 
-    def __init__(self, message: str, span: Span | None = None):
+    def __init__(self, message: str, span: Span | None = None, code: str | None = None):
         where = f" (line {span.line}, col {span.col + 1})" if span is not None else ""
         super().__init__(message + where)
         self.message = message
         self.span = span
+        self.code = code  # "PTO106": a rule pypto itself has (ir/shape_rules.py), refused before running
 
 
 TORCH_DTYPES = {
@@ -488,7 +489,14 @@ _SCALAR_OPS: dict[str, Callable[[Any, Any], Any]] = {
 
 
 def run_program(program: Program, inputs: dict) -> Any:
-    """Run ``program``; see the module docstring for the conventions."""
+    """Run ``program``; see the module docstring for the conventions.  A program pypto's tracer
+    refuses (ir/shape_rules.py) raises before anything runs, as the emitter refuses it."""
+    from .shape_rules import first_refusal
+
+    found = first_refusal(program)
+    if found is not None:
+        message, page, span = found
+        raise InterpError(f"{message} (pypto refuses it: see {page})", span, code="PTO106")
     return _Machine(program, dict(inputs)).run()
 
 
