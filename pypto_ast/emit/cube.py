@@ -133,26 +133,34 @@ def _plan(s: MatmulSpec) -> dict:
         a1=a_tile, b1=b_tile, a2=a_tile, b2=b_tile, co1=bm * bn * 4, c1=bias_l1, c2=bias_l1,
         tiles_m=-(-s.m // bm), tiles_n=-(-s.n // bn), tiles_k=-(-s.k // bk),
     )
-    p["l1_bytes"] = _BUFS_L1 * (a_tile + b_tile) + bias_l1
-    p["l0a_bytes"] = _BUFS_L0 * a_tile
-    p["l0b_bytes"] = _BUFS_L0 * b_tile
+    # Double buffers where they fit, else single (pypto's rule is only that one tile fits each
+    # memory: its plog says 'Alloc tensor size [..] exceeds MEM_L0B size [65536]' past that).
+    def bufs(want: int, one: int, cap: int) -> int:
+        return want if want * one <= cap else 1
+    p["bufs_l1"] = bufs(_BUFS_L1, a_tile + b_tile, CUBE_MEMORY["l1"] - bias_l1)
+    p["bufs_a2"] = bufs(_BUFS_L0, a_tile, CUBE_MEMORY["l0a"])
+    p["bufs_b2"] = bufs(_BUFS_L0, b_tile, CUBE_MEMORY["l0b"])
+    p["l1_bytes"] = p["bufs_l1"] * (a_tile + b_tile) + bias_l1
+    p["l0a_bytes"] = p["bufs_a2"] * a_tile
+    p["l0b_bytes"] = p["bufs_b2"] * b_tile
     p["l0c_bytes"] = _BUFS_L0C * p["co1"]
     p["bt_bytes"] = bias_l1
     p["tiles"] = s.batch * p["tiles_m"] * p["tiles_n"]
     shape = f"cube tile [mL0={bm}, kL0={bk}, nL0={bn}] ({s.a_dtype})"
     checks = (
-        ("L0A (A2)", p["l0a_bytes"], CUBE_MEMORY["l0a"], f"{_BUFS_L0} x {bm}x{bk} {s.a_dtype}", "[mL0, mL1] / [kL0, kL1]"),
-        ("L0B (B2)", p["l0b_bytes"], CUBE_MEMORY["l0b"], f"{_BUFS_L0} x {bk}x{bn} {s.b_dtype}", "[kL0, kL1] / [nL0, nL1]"),
-        ("L0C (CO1)", p["l0c_bytes"], CUBE_MEMORY["l0c"], f"{_BUFS_L0C} x {bm}x{bn} fp32", "[mL0, mL1] / [nL0, nL1]"),
+        ("L0A (A2)", p["l0a_bytes"], CUBE_MEMORY["l0a"], f"{bm}x{bk} {s.a_dtype}", "[mL0, mL1] / [kL0, kL1]"),
+        ("L0B (B2)", p["l0b_bytes"], CUBE_MEMORY["l0b"], f"{bk}x{bn} {s.b_dtype}", "[kL0, kL1] / [nL0, nL1]"),
+        ("L0C (CO1)", p["l0c_bytes"], CUBE_MEMORY["l0c"], f"{bm}x{bn} fp32", "[mL0, mL1] / [nL0, nL1]"),
         ("L1 (A1/B1/C1)", p["l1_bytes"], CUBE_MEMORY["l1"],
-         f"{_BUFS_L1} x ({bm}x{bk} + {bk}x{bn}) {s.a_dtype}" + (f" + bias {bias_l1} B" if s.bias else ""),
+         f"{bm}x{bk} + {bk}x{bn} {s.a_dtype}" + (f" + bias {bias_l1} B" if s.bias else ""),
          "[mL0, mL1] / [kL0, kL1] / [nL0, nL1]"),
         ("BiasTable (C2)", p["bt_bytes"], CUBE_MEMORY["bt"], f"bias row of {bn} fp32", "[nL0, nL1]"),
     )
     for mem, need, cap, what, dims in checks:
         if need > cap:
-            raise EmitError(f"{shape} does not fit {mem}: {what} needs {_fmt(need)} > {_fmt(cap)} "
-                            f"(§1.2); reduce the cube tile shape {dims}")
+            raise EmitError(f"{shape} does not fit {mem}: one {what} tile needs {_fmt(need)} > {_fmt(cap)} "
+                            f"(§1.2; pypto refuses it too: 'Alloc tensor size [{need}] exceeds MEM_{mem.split()[0].upper()} size [{cap}]'); "
+                            f"reduce the cube tile shape {dims}")
     if bk // c0 > 255 or _r(bm, 16) // 16 > 255 or _r(bn, 16) // 16 > 255:
         raise EmitError(f"{shape}: more than 255 fractals per LoadData (repeatTimes is 8-bit); "
                         f"reduce the cube tile shape")
@@ -241,10 +249,10 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     if s.bias:
         w("    TQue<TPosition::C1, 1> qC1;  // bias row in L1")
         w("    TQue<TPosition::C2, 1> qC2;  // bias row in the BiasTable")
-    w(f"    pipe.InitBuffer(qA1, {_BUFS_L1}, {p['a1']});")
-    w(f"    pipe.InitBuffer(qB1, {_BUFS_L1}, {p['b1']});")
-    w(f"    pipe.InitBuffer(qA2, {_BUFS_L0}, {p['a2']});")
-    w(f"    pipe.InitBuffer(qB2, {_BUFS_L0}, {p['b2']});")
+    w(f"    pipe.InitBuffer(qA1, {p['bufs_l1']}, {p['a1']});")
+    w(f"    pipe.InitBuffer(qB1, {p['bufs_l1']}, {p['b1']});")
+    w(f"    pipe.InitBuffer(qA2, {p['bufs_a2']}, {p['a2']});")
+    w(f"    pipe.InitBuffer(qB2, {p['bufs_b2']}, {p['b2']});")
     w(f"    pipe.InitBuffer(qCO1, {_BUFS_L0C}, {p['co1']});")
     if s.bias:
         w(f"    pipe.InitBuffer(qC1, 1, {p['c1']});")
@@ -379,6 +387,7 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
         "l0b_bytes": p["l0b_bytes"],
         "l0c_bytes": p["l0c_bytes"],
         "bt_bytes": p["bt_bytes"],
+        "buffers": {"l1": p["bufs_l1"], "l0a": p["bufs_a2"], "l0b": p["bufs_b2"]},
         "tiles": p["tiles"],
         "base_tile": (p["bm"], p["bn"], p["bk"]),
         "args": args,
