@@ -67,6 +67,7 @@ class MatmulSpec:
     base_k: int = 64
     bias: bool = False          # a bias row of n fp32 elements added to every row of c
     valid_batches: bool = False  # the tiling's last int64: how many matrices hold data (the rest are skipped)
+    valid_mnk: bool = False     # three more int64 (last): the valid m, n, k (<= m, n, k) the control program computed
     comment: str = ""
 
 
@@ -114,6 +115,8 @@ def _check_spec(s: MatmulSpec) -> None:
             raise EmitError(f"matmul {name} must be >= 0")
     if s.batch > 1 and s.batch_stride_c == 0:
         raise EmitError("matmul batch > 1 with batch_stride_c = 0 would write every batch to the same c")
+    if s.valid_mnk and s.batch != 1:
+        raise EmitError("matmul: valid m/n/k from the tiling are for one matrix (batch 1)")
     if s.trans_a and not s.trans_b and s.k % 16:
         raise EmitError(f"matmul with a transposed and b not transposed needs k % 16 == 0 (k={s.k}): both "
                         f"operands then carry K down their GM columns and Nd2Nz cannot zero-pad K there")
@@ -185,6 +188,7 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     aic_cores = max(1, chip.vector_cores // 2)
     num_blocks = min(p["tiles"], aic_cores)
     offsets = ["off_a", "off_b"] + (["off_bias"] if s.bias else []) + ["off_c"]
+    extra = (["valid_batches"] if s.valid_batches else []) + (["valid_m", "valid_n", "valid_k"] if s.valid_mnk else [])
     args = ["a", "b"] + (["bias"] if s.bias else []) + ["c", "tiling"]
 
     L: list[str] = []
@@ -223,12 +227,23 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     w("{")
     w("    // Stage 0: batch-0 element offsets from the tiling block, GM views.")
     w("    GlobalTensor<int64_t> tilingGm;")
-    w(f"    tilingGm.SetGlobalBuffer((__gm__ int64_t*)tiling, {len(offsets) + s.valid_batches});")
+    w(f"    tilingGm.SetGlobalBuffer((__gm__ int64_t*)tiling, {len(offsets) + len(extra)});")
     for i, o in enumerate(offsets):
         var = "off" + "".join(x.capitalize() for x in o.split("_")[1:])
         w(f"    const int64_t {var} = tilingGm.GetValue({i});")
     if s.valid_batches:
         w(f"    const int64_t validBatches = tilingGm.GetValue({len(offsets)});  // matrices past it are not read")
+    # the valid extents: static ones, or the control program's (a partially valid operand)
+    vm, vn, vk = ("vM", "vN", "vK") if s.valid_mnk else ("kM", "kN", "kK")
+    if s.valid_mnk:
+        base = len(offsets) + s.valid_batches
+        for i, (var, whole, what) in enumerate((("vM", "kM", "rows of c"), ("vN", "kN", "columns of c"),
+                                                 ("vK", "kK", "k"))):
+            w(f"    const uint32_t {var} = static_cast<uint32_t>(tilingGm.GetValue({base + i}));  // valid {what}")
+            w(f'    ascendc_assert({var} <= {whole}, "matmul: valid {what} beyond the operand");')
+        w('    ascendc_assert(vK > 0 || vM == 0 || vN == 0, "matmul over an empty valid K");')
+        if s.trans_a and not s.trans_b:  # both carry K down their GM columns: no zero K padding (above)
+            w('    ascendc_assert(vK % 16 == 0, "matmul with a transposed and b not: the valid k must be a multiple of 16");')
     w(f"    GlobalTensor<{T}> aGm;")
     w(f"    GlobalTensor<{T}> bGm;")
     w(f"    GlobalTensor<{CT}> cGm;")
@@ -265,8 +280,10 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
         w("        if (static_cast<int64_t>(bi) >= validBatches) continue;")
     w("        const uint32_t m0 = (t / kTilesN) % kTilesM * kBaseM;")
     w("        const uint32_t n0 = t % kTilesN * kBaseN;")
-    w("        const uint32_t curM = kM - m0 < kBaseM ? kM - m0 : kBaseM;")
-    w("        const uint32_t curN = kN - n0 < kBaseN ? kN - n0 : kBaseN;")
+    if s.valid_mnk:
+        w("        if (m0 >= vM || n0 >= vN) continue;  // a tile past the valid data")
+    w(f"        const uint32_t curM = {vm} - m0 < kBaseM ? {vm} - m0 : kBaseM;")
+    w(f"        const uint32_t curN = {vn} - n0 < kBaseN ? {vn} - n0 : kBaseN;")
     w("        const uint32_t padM = (curM + 15) / 16 * 16;  // rows padded to 16")
     w("        const uint32_t padN = (curN + 15) / 16 * 16;")
     w("        const uint64_t aBase = static_cast<uint64_t>(bi) * kStrideA;")
@@ -287,9 +304,9 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
         w("        biasBt = qC2.DeQue<float>();")
     w("")
     w("        LocalTensor<float> cL0 = qCO1.AllocTensor<float>();")
-    w("        for (uint32_t ki = 0; ki < kTilesK; ++ki) {")
+    w("        for (uint32_t ki = 0; ki < " + ("(vK + kBaseK - 1) / kBaseK" if s.valid_mnk else "kTilesK") + "; ++ki) {")
     w("            const uint32_t k0 = ki * kBaseK;")
-    w("            const uint32_t curK = kK - k0 < kBaseK ? kK - k0 : kBaseK;")
+    w(f"            const uint32_t curK = {vk} - k0 < kBaseK ? {vk} - k0 : kBaseK;")
     w("            const uint32_t padK = (curK + kC0 - 1) / kC0 * kC0;  // K padded to the fractal width")
     w("")
     w("            // Stage 3: GM (ND) -> L1 (NZ).")
@@ -391,7 +408,7 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
         "tiles": p["tiles"],
         "base_tile": (p["bm"], p["bn"], p["bk"]),
         "args": args,
-        "tiling": offsets + (["valid_batches"] if s.valid_batches else []),
+        "tiling": offsets + extra,
         "soc": chip.name,
     }
     return src, info

@@ -655,7 +655,8 @@ class SegmentEmitter(IntegerOps):
         info = {"kernel": s.name, "kind": "vector", "block": s.label.split()[0], "file": f"{s.name}.cpp",
                 "shape": [R, Cc], "tile_rows": tr, "tile": [tr, self.tc], "tiles": nt,
                 **({"tile_requested": [self.requested_rows, self.tc]} if self.requested_rows else {}), "num_blocks": 1 if s.single_core else min(nt, MAX_CORES),
-                "ub_bytes": self.ub_bytes, "buffers": 1 if self.single else 2, "pypto_live_bytes": self.pypto_live,
+                "ub_bytes": self.ub_bytes, "buffers": 1 if self.single else 2,
+                **({"pypto_live_bytes": self.pypto_live} if self.requested_rows or self.ub_bytes > self.budget else {}),
                 "tiling": [{"index": r.field, "tensor": r.gval.buf.name, "buffer_kind": r.gval.buf.kind,
                             "dir": "in" if r in s.loads else "out"} for r in regions]}
         return "\n".join(L) + "\n", info
