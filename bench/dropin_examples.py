@@ -41,7 +41,10 @@ Each test is classified:
 * ``passed``       it returned (its own checks held);
 * ``failed``       an ``AssertionError``: the numbers differ (or another of its asserts failed);
 * ``unsupported``  ``pypto_ast.dropin.Unsupported`` / ``KernelError`` (an API the drop-in does not
-                   provide, a kernel pypto-ast cannot lower or run: the located diagnostic);
+                   provide, a kernel pypto-ast cannot lower or run: the located diagnostic),
+                   or an ``AssertionError`` after the drop-in noted a request it does not serve
+                   (``pypto_ast.dropin.notices()``: pypto's cost model in ``RunMode.SIM``), that
+                   notice first;
 * ``crash``        any other exception, a timeout or a dead process.
 
 A table (file, test, outcome, one-line reason) and the totals per backend are printed; goals
@@ -114,11 +117,16 @@ def _where(exc: BaseException) -> str:
 
 
 def classify(exc: BaseException) -> tuple:
-    from pypto_ast.dropin import DropinError
+    from pypto_ast.dropin import DropinError, notices
     from pypto_ast.pipeline import PipelineError
 
     if isinstance(exc, (DropinError, PipelineError)):
         return "unsupported", _one_line(f"{type(exc).__name__}: {exc}", 400)
+    if isinstance(exc, AssertionError) and notices():
+        # the test asked for something the drop-in noted it does not do (pypto's cost model) and then
+        # failed: that request is the reason; the assertion follows it
+        first = notices()[0]
+        return "unsupported", _one_line(f"{type(first).__name__}: {first}; then AssertionError{_where(exc)}", 400)
     if isinstance(exc, AssertionError):
         return "failed", _one_line(f"AssertionError: {exc}" if str(exc) else "AssertionError" + _where(exc), 240)
     return "crash", _one_line(f"{type(exc).__name__}: {exc}", 240) + _where(exc)
@@ -188,6 +196,7 @@ def worker(path: str, backend: str, tests: list, proto) -> int:
     seed = int(os.environ.get("DROPIN_BENCH_SEED", "0"))
     for test in tests:
         send("start", test=test)
+        dropin.clear_notices()
         _seed_everything(seed)
         func = getattr(module, test, None)
         start = time.perf_counter()

@@ -75,6 +75,11 @@ class Unsupported(DropinError):
         super().__init__(message)
 
 
+class DropinWarning(UserWarning):
+    """Something the script asked of the official pypto that the drop-in does not do, while the
+    kernel still runs (pypto's cost model in ``RunMode.SIM``); also kept in ``notices()``."""
+
+
 class KernelError(DropinError):
     """A kernel pypto-ast cannot lower or run: the front end's (or backend's) located diagnostic."""
 
@@ -88,14 +93,20 @@ class KernelError(DropinError):
 
 def caller_location(skip_dropin: bool = True) -> Optional[str]:
     """``file:line`` of the innermost frame outside pypto_ast and the import machinery."""
-    frame = sys._getframe(1)
+    frame = _caller_frame(skip_dropin)
+    return None if frame is None else f"{_display(frame.f_code.co_filename)}:{frame.f_lineno}"
+
+
+def _caller_frame(skip_dropin: bool = True):
+    frame = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
         module = frame.f_globals.get("__name__", "") or ""
         inside = skip_dropin and os.path.abspath(filename).startswith(_PKG_DIR + os.sep)
         machinery = filename.startswith("<frozen") or module in _SKIP_MODULES or module.startswith("importlib")
+        machinery = machinery or module.startswith("torch._dynamo")  # torch.compiler.disable around a kernel call
         if not inside and not machinery:
-            return f"{_display(filename)}:{frame.f_lineno}"
+            return frame
         frame = frame.f_back
     return None
 
@@ -199,7 +210,41 @@ def _live_op(name: str):
 # =============================================================================================
 # kernels
 # =============================================================================================
-_state = types.SimpleNamespace(backend="interp", installed=False, saved={}, torch_npu_stub=False, patched=[])
+_state = types.SimpleNamespace(backend="interp", installed=False, saved={}, torch_npu_stub=False, patched=[],
+                               notices=[])
+
+
+def notices() -> list:
+    """The ``Unsupported`` requests noted (not raised) since ``clear_notices()``: pypto features a
+    script asked for while its kernels still ran, e.g. pypto's cost model (``RunMode.SIM``)."""
+    return list(_state.notices)
+
+
+def clear_notices() -> None:
+    _state.notices.clear()
+
+
+def _note_sim(kernel_name: str, options: dict) -> None:
+    """pypto's ``RunMode.SIM`` computes no values: it runs its cost model and writes
+    ``output/<kernel>_<stamp>_<pid>/CostModelSimulationOutput/`` (cycle report, swimlanes).  The
+    drop-in computes the values and writes none of that: say so, located at the call."""
+    mode = (options.get("runtime_options") or {}).get("run_mode")
+    if mode is None or int(mode) != RunMode.SIM:
+        return
+    notice = Unsupported("pypto's cost model (RunMode.SIM: output/*/CostModelSimulationOutput/, its cycle report "
+                         "and swimlane JSON)", caller_location(),
+                         f"kernel {kernel_name} computes its values instead and no cost-model output is written")
+    if all(str(n) != str(notice) for n in _state.notices):
+        _state.notices.append(notice)
+        import warnings
+
+        frame = _caller_frame()
+        if frame is None:
+            warnings.warn(str(notice), DropinWarning, stacklevel=2)
+        else:
+            warnings.warn_explicit(str(notice), DropinWarning, frame.f_code.co_filename, frame.f_lineno,
+                                   module=frame.f_globals.get("__name__"),
+                                   registry=frame.f_globals.setdefault("__warningregistry__", {}))
 
 
 def _kernel_class():
@@ -228,9 +273,14 @@ def _kernel_class():
             from .ir.interp import InterpError
             from .pipeline import KernelErrors, PipelineError
 
+            from . import npugraph
+
             jit = self._jit(_state.backend)
+            _note_sim(self.func.__qualname__, self.options)
+            npugraph.record(self, args, kwargs)  # replayed by torch.npu.NPUGraph.replay()
             try:
-                jit(*args, **kwargs)
+                with npugraph.unwatched():
+                    jit(*args, **kwargs)
             except KernelErrors as exc:
                 raise KernelError(self.func.__qualname__, _located(exc), caller_location(), exc.code) from None
             except PipelineError as exc:
@@ -250,6 +300,12 @@ def _kernel_class():
         def __repr__(self) -> str:
             return f"<pypto kernel {self.func.__qualname__} on pypto-ast {_state.backend}>"
 
+    try:  # a kernel call is opaque to torch.compile (dynamo never traces into the drop-in)
+        import torch.compiler
+
+        DropinKernel.__call__ = torch.compiler.disable(DropinKernel.__call__)
+    except (ImportError, AttributeError):
+        pass
     return DropinKernel
 
 
@@ -506,7 +562,11 @@ def _build_torch_npu() -> dict:
     npu.default_stream = lambda *a: _Stream()
     npu.stream = lambda *a: contextlib.nullcontext()
     npu.device = lambda *a: contextlib.nullcontext()
-    npu.is_current_stream_capturing = lambda: False
+    from . import npugraph
+
+    npu.NPUGraph = npugraph.NPUGraph  # capture records the pypto kernel calls, replay runs them again
+    npu.graph = npugraph.graph
+    npu.is_current_stream_capturing = lambda: npugraph.capturing() is not None
     npu.config = types.SimpleNamespace(allow_internal_format=False)
     npu.set_stream_limit = npu.set_device_limit = _noop
     npu.memory_allocated = lambda *a: 0

@@ -300,6 +300,8 @@ class _Planner:
         fields = [self.cexpr(g.offset, scope, cl.span) for g in regions]
         if spec.valid_batches:
             fields.append(self.cexpr(cl.valid_batches, scope, cl.span))
+        if spec.valid_mnk:
+            fields += [self.cexpr(e, scope, cl.span) for e in cl.valid_mnk]
         self._launch_fixed(cl.name, text, info, regions, fields, cl.label, scope, depth, cl.span)
 
     def _check_extents(self, regions, span, counts):
@@ -1026,10 +1028,14 @@ class _BlockPlanner:
         gs = [self._matmul_operand(x, span) for x in ops]
         valid_batches = []  # Exprs: how many matrices of a partially valid batched operand hold data
         oshape = gm.static_dims(op.types[0].shape, span, "matmul shape")
+        partial = set()  # a (0) / b (1): one matrix whose valid extents the control program computes
         for i, (x, g) in enumerate(zip(ops, gs)):
             if g.rows < 0 or not gm.static_ld(g):
                 unsupported(f"matmul of a dynamically shaped operand {x!r}", span)
             if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols:
+                if i < 2 and math.prod(g.shape[:-2]) == 1:
+                    partial.add(i)
+                    continue
                 batched = math.prod(g.shape[:-2]) > 1 or math.prod(oshape[:-2]) == 1  # not broadcast
                 whole = _whole_matrices(g) if i < 2 and batched else None  # a or b: whole matrices valid
                 if whole is None:
@@ -1037,6 +1043,13 @@ class _BlockPlanner:
                 valid_batches.append(whole)
         ga, gb = gs[0], gs[1]
         ta, tb = bool(op.attr("a_trans")), bool(op.attr("b_trans"))
+        valid_mnk = None
+        if partial:  # valid m = a's, valid n = b's, valid k = both's (the interpreter checks they agree)
+            if valid_batches or math.prod(op.types[0].shape[:-2]) > 1:
+                unsupported(f"matmul of a partially valid operand {ops[min(partial)]!r} in a batched matmul", span)
+            vm, vka = (ga.vc, ga.vr) if ta else (ga.vr, ga.vc)
+            vkb, vn = (gb.vc, gb.vr) if tb else (gb.vr, gb.vc)
+            valid_mnk = (vm, vn, gm.emin(vka, vkb))
         oshape = gm.static_dims(op.types[0].shape, span, "matmul shape")
         sa, sb = ga.shape, gb.shape
         if len(sa) != len(sb) or len(sa) < 2 or (math.prod(sa[:-2]) > 1 and math.prod(sb[:-2]) > 1
@@ -1069,7 +1082,8 @@ class _BlockPlanner:
             c_dtype=out.dtype, m=m, n=n, k=k, lda=ga.ld, ldb=gb.ld, ldc=gc.ld, trans_a=ta, trans_b=tb,
             batch=batch, batch_stride_a=bstride(ga), batch_stride_b=bstride(gb), batch_stride_c=m * n if batch > 1 else 0,
             base_m=cube[0][0], base_n=cube[2][0], base_k=cube[1][0], bias=len(gs) == 3,
-            valid_batches=bool(valid_batches), comment=f"{self.block.name}: %{res} = matmul, line {span.line if span else '?'}")
+            valid_batches=bool(valid_batches), valid_mnk=valid_mnk is not None,
+            comment=f"{self.block.name}: %{res} = matmul, line {span.line if span else '?'}")
         acc = "int32" if ga.dtype == "int8" else "fp32"  # the L0C dtype, the bias's
         if len(gs) == 3 and (gs[2].dtype != acc or gs[2].rows * gs[2].cols != n):
             unsupported(f"a matmul bias other than an {acc} row of n elements", span)
@@ -1080,7 +1094,9 @@ class _BlockPlanner:
             nb = e if nb is None else gm.emin(nb, e)
         if nb is not None:  # the result's valid data: the first nb matrices, whole
             gc = GVal(gc.buf, gc.offset, gc.rows, gc.cols, gc.ld, gm.mul(nb, gm.C(m)), gm.C(n), gc.dtype, gc.shape)
-        self.done.append(_CubeLaunch(spec, gs + [gc], span, f"{self.block.name} matmul %{res}", nb))
+        if valid_mnk is not None:  # the result's valid data: [valid m, valid n]
+            gc = GVal(gc.buf, gc.offset, gc.rows, gc.cols, gc.ld, valid_mnk[0], valid_mnk[1], gc.dtype, gc.shape)
+        self.done.append(_CubeLaunch(spec, gs + [gc], span, f"{self.block.name} matmul %{res}", nb, valid_mnk))
         self.env[res] = gc
         self._ir_shape[res] = oshape
 
@@ -1096,8 +1112,9 @@ class _LayoutLaunch:
 class _CubeLaunch:
     """A matmul kernel in a block's launch order: operands (a, b[, bias]) and the result, all in GM."""
 
-    def __init__(self, spec, regions: list, span, label: str, valid_batches=None):
+    def __init__(self, spec, regions: list, span, label: str, valid_batches=None, valid_mnk=None):
         self.spec, self.regions, self.span, self.label = spec, regions, span, label
         self.valid_batches = valid_batches  # an Expr when spec.valid_batches
+        self.valid_mnk = valid_mnk  # (m, n, k) Exprs when spec.valid_mnk
         self.stores = [regions[-1]]
         self.name = spec.kernel

@@ -70,6 +70,7 @@ class MatmulSpec:
     base_k: int = 64
     bias: bool = False          # a bias row of n fp32 elements added to every row of c
     valid_batches: bool = False  # the tiling's last int64: how many matrices hold data (the rest are skipped)
+    valid_mnk: bool = False     # three more int64 (last): the valid m, n, k (<= m, n, k) the control program computed
     comment: str = ""
 
 
@@ -127,6 +128,8 @@ def _check_spec(s: MatmulSpec) -> None:
             raise EmitError(f"matmul {name} must be >= 0")
     if s.batch > 1 and s.batch_stride_c == 0:
         raise EmitError("matmul batch > 1 with batch_stride_c = 0 would write every batch to the same c")
+    if s.valid_mnk and s.batch != 1:
+        raise EmitError("matmul: valid m/n/k from the tiling are for one matrix (batch 1)")
     if s.trans_a and not s.trans_b and s.k % 16:
         raise EmitError(f"matmul with a transposed and b not transposed needs k % 16 == 0 (k={s.k}): both "
                         f"operands then carry K down their GM columns and Nd2Nz cannot zero-pad K there")
@@ -146,26 +149,34 @@ def _plan(s: MatmulSpec) -> dict:
         a1=a_tile, b1=b_tile, a2=a_tile, b2=b_tile, co1=bm * bn * 4, c1=bias_l1, c2=bias_l1,
         tiles_m=-(-s.m // bm), tiles_n=-(-s.n // bn), tiles_k=-(-s.k // bk),
     )
-    p["l1_bytes"] = _BUFS_L1 * (a_tile + b_tile) + bias_l1
-    p["l0a_bytes"] = _BUFS_L0 * a_tile
-    p["l0b_bytes"] = _BUFS_L0 * b_tile
+    # Double buffers where they fit, else single (pypto's rule is only that one tile fits each
+    # memory: its plog says 'Alloc tensor size [..] exceeds MEM_L0B size [65536]' past that).
+    def bufs(want: int, one: int, cap: int) -> int:
+        return want if want * one <= cap else 1
+    p["bufs_l1"] = bufs(_BUFS_L1, a_tile + b_tile, CUBE_MEMORY["l1"] - bias_l1)
+    p["bufs_a2"] = bufs(_BUFS_L0, a_tile, CUBE_MEMORY["l0a"])
+    p["bufs_b2"] = bufs(_BUFS_L0, b_tile, CUBE_MEMORY["l0b"])
+    p["l1_bytes"] = p["bufs_l1"] * (a_tile + b_tile) + bias_l1
+    p["l0a_bytes"] = p["bufs_a2"] * a_tile
+    p["l0b_bytes"] = p["bufs_b2"] * b_tile
     p["l0c_bytes"] = _BUFS_L0C * p["co1"]
     p["bt_bytes"] = bias_l1
     p["tiles"] = s.batch * p["tiles_m"] * p["tiles_n"]
     shape = f"cube tile [mL0={bm}, kL0={bk}, nL0={bn}] ({s.a_dtype})"
     checks = (
-        ("L0A (A2)", p["l0a_bytes"], CUBE_MEMORY["l0a"], f"{_BUFS_L0} x {bm}x{bk} {s.a_dtype}", "[mL0, mL1] / [kL0, kL1]"),
-        ("L0B (B2)", p["l0b_bytes"], CUBE_MEMORY["l0b"], f"{_BUFS_L0} x {bk}x{bn} {s.b_dtype}", "[kL0, kL1] / [nL0, nL1]"),
-        ("L0C (CO1)", p["l0c_bytes"], CUBE_MEMORY["l0c"], f"{_BUFS_L0C} x {bm}x{bn} fp32", "[mL0, mL1] / [nL0, nL1]"),
+        ("L0A (A2)", p["l0a_bytes"], CUBE_MEMORY["l0a"], f"{bm}x{bk} {s.a_dtype}", "[mL0, mL1] / [kL0, kL1]"),
+        ("L0B (B2)", p["l0b_bytes"], CUBE_MEMORY["l0b"], f"{bk}x{bn} {s.b_dtype}", "[kL0, kL1] / [nL0, nL1]"),
+        ("L0C (CO1)", p["l0c_bytes"], CUBE_MEMORY["l0c"], f"{bm}x{bn} fp32", "[mL0, mL1] / [nL0, nL1]"),
         ("L1 (A1/B1/C1)", p["l1_bytes"], CUBE_MEMORY["l1"],
-         f"{_BUFS_L1} x ({bm}x{bk} + {bk}x{bn}) {s.a_dtype}" + (f" + bias {bias_l1} B" if s.bias else ""),
+         f"{bm}x{bk} + {bk}x{bn} {s.a_dtype}" + (f" + bias {bias_l1} B" if s.bias else ""),
          "[mL0, mL1] / [kL0, kL1] / [nL0, nL1]"),
         ("BiasTable (C2)", p["bt_bytes"], CUBE_MEMORY["bt"], f"bias row of {bn} fp32", "[nL0, nL1]"),
     )
     for mem, need, cap, what, dims in checks:
         if need > cap:
-            raise EmitError(f"{shape} does not fit {mem}: {what} needs {_fmt(need)} > {_fmt(cap)} "
-                            f"(§1.2); reduce the cube tile shape {dims}")
+            raise EmitError(f"{shape} does not fit {mem}: one {what} tile needs {_fmt(need)} > {_fmt(cap)} "
+                            f"(§1.2; pypto refuses it too: 'Alloc tensor size [{need}] exceeds MEM_{mem.split()[0].upper()} size [{cap}]'); "
+                            f"reduce the cube tile shape {dims}")
     if bk // c0 > 255 or _r(bm, 16) // 16 > 255 or _r(bn, 16) // 16 > 255:
         raise EmitError(f"{shape}: more than 255 fractals per LoadData (repeatTimes is 8-bit); "
                         f"reduce the cube tile shape")
@@ -191,6 +202,7 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     aic_cores = max(1, chip.vector_cores // 2)
     num_blocks = min(p["tiles"], aic_cores)
     offsets = ["off_a", "off_b"] + (["off_bias"] if s.bias else []) + ["off_c"]
+    extra = (["valid_batches"] if s.valid_batches else []) + (["valid_m", "valid_n", "valid_k"] if s.valid_mnk else [])
     args = ["a", "b"] + (["bias"] if s.bias else []) + ["c", "tiling"]
 
     L: list[str] = []
@@ -229,12 +241,23 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     w("{")
     w("    // Stage 0: batch-0 element offsets from the tiling block, GM views.")
     w("    GlobalTensor<int64_t> tilingGm;")
-    w(f"    tilingGm.SetGlobalBuffer((__gm__ int64_t*)tiling, {len(offsets) + s.valid_batches});")
+    w(f"    tilingGm.SetGlobalBuffer((__gm__ int64_t*)tiling, {len(offsets) + len(extra)});")
     for i, o in enumerate(offsets):
         var = "off" + "".join(x.capitalize() for x in o.split("_")[1:])
         w(f"    const int64_t {var} = tilingGm.GetValue({i});")
     if s.valid_batches:
         w(f"    const int64_t validBatches = tilingGm.GetValue({len(offsets)});  // matrices past it are not read")
+    # the valid extents: static ones, or the control program's (a partially valid operand)
+    vm, vn, vk = ("vM", "vN", "vK") if s.valid_mnk else ("kM", "kN", "kK")
+    if s.valid_mnk:
+        base = len(offsets) + s.valid_batches
+        for i, (var, whole, what) in enumerate((("vM", "kM", "rows of c"), ("vN", "kN", "columns of c"),
+                                                 ("vK", "kK", "k"))):
+            w(f"    const uint32_t {var} = static_cast<uint32_t>(tilingGm.GetValue({base + i}));  // valid {what}")
+            w(f'    ascendc_assert({var} <= {whole}, "matmul: valid {what} beyond the operand");')
+        w('    ascendc_assert(vK > 0 || vM == 0 || vN == 0, "matmul over an empty valid K");')
+        if s.trans_a and not s.trans_b:  # both carry K down their GM columns: no zero K padding (above)
+            w('    ascendc_assert(vK % 16 == 0, "matmul with a transposed and b not: the valid k must be a multiple of 16");')
     w(f"    GlobalTensor<{T}> aGm;")
     w(f"    GlobalTensor<{T}> bGm;")
     w(f"    GlobalTensor<{CT}> cGm;")
@@ -255,10 +278,10 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     if s.bias:
         w("    TQue<TPosition::C1, 1> qC1;  // bias row in L1")
         w("    TQue<TPosition::C2, 1> qC2;  // bias row in the BiasTable")
-    w(f"    pipe.InitBuffer(qA1, {_BUFS_L1}, {p['a1']});")
-    w(f"    pipe.InitBuffer(qB1, {_BUFS_L1}, {p['b1']});")
-    w(f"    pipe.InitBuffer(qA2, {_BUFS_L0}, {p['a2']});")
-    w(f"    pipe.InitBuffer(qB2, {_BUFS_L0}, {p['b2']});")
+    w(f"    pipe.InitBuffer(qA1, {p['bufs_l1']}, {p['a1']});")
+    w(f"    pipe.InitBuffer(qB1, {p['bufs_l1']}, {p['b1']});")
+    w(f"    pipe.InitBuffer(qA2, {p['bufs_a2']}, {p['a2']});")
+    w(f"    pipe.InitBuffer(qB2, {p['bufs_b2']}, {p['b2']});")
     w(f"    pipe.InitBuffer(qCO1, {_BUFS_L0C}, {p['co1']});")
     if s.bias:
         w(f"    pipe.InitBuffer(qC1, 1, {p['c1']});")
@@ -271,8 +294,10 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
         w("        if (static_cast<int64_t>(bi) >= validBatches) continue;")
     w("        const uint32_t m0 = (t / kTilesN) % kTilesM * kBaseM;")
     w("        const uint32_t n0 = t % kTilesN * kBaseN;")
-    w("        const uint32_t curM = kM - m0 < kBaseM ? kM - m0 : kBaseM;")
-    w("        const uint32_t curN = kN - n0 < kBaseN ? kN - n0 : kBaseN;")
+    if s.valid_mnk:
+        w("        if (m0 >= vM || n0 >= vN) continue;  // a tile past the valid data")
+    w(f"        const uint32_t curM = {vm} - m0 < kBaseM ? {vm} - m0 : kBaseM;")
+    w(f"        const uint32_t curN = {vn} - n0 < kBaseN ? {vn} - n0 : kBaseN;")
     w("        const uint32_t padM = (curM + 15) / 16 * 16;  // rows padded to 16")
     w("        const uint32_t padN = (curN + 15) / 16 * 16;")
     w("        const uint64_t aBase = static_cast<uint64_t>(bi) * kStrideA;")
@@ -293,9 +318,9 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
         w(f"        biasBt = qC2.DeQue<{AT}>();")
     w("")
     w(f"        LocalTensor<{AT}> cL0 = qCO1.AllocTensor<{AT}>();")
-    w("        for (uint32_t ki = 0; ki < kTilesK; ++ki) {")
+    w("        for (uint32_t ki = 0; ki < " + ("(vK + kBaseK - 1) / kBaseK" if s.valid_mnk else "kTilesK") + "; ++ki) {")
     w("            const uint32_t k0 = ki * kBaseK;")
-    w("            const uint32_t curK = kK - k0 < kBaseK ? kK - k0 : kBaseK;")
+    w(f"            const uint32_t curK = {vk} - k0 < kBaseK ? {vk} - k0 : kBaseK;")
     w("            const uint32_t padK = (curK + kC0 - 1) / kC0 * kC0;  // K padded to the fractal width")
     w("")
     w("            // Stage 3: GM (ND) -> L1 (NZ).")
@@ -393,10 +418,11 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
         "l0b_bytes": p["l0b_bytes"],
         "l0c_bytes": p["l0c_bytes"],
         "bt_bytes": p["bt_bytes"],
+        "buffers": {"l1": p["bufs_l1"], "l0a": p["bufs_a2"], "l0b": p["bufs_b2"]},
         "tiles": p["tiles"],
         "base_tile": (p["bm"], p["bn"], p["bk"]),
         "args": args,
-        "tiling": offsets + (["valid_batches"] if s.valid_batches else []),
+        "tiling": offsets + extra,
         "soc": chip.name,
     }
     return src, info

@@ -75,8 +75,9 @@ def _requested_tile(program, block_name: str):
 
 def check_plan(manifest: dict, soc: Soc | str | None = None, program=None) -> list:
     """Return findings ``[(message, ir.Span or None)]`` for blocks whose UB plan does not fit
-    ``soc``'s UB budget (double-buffered where that fits, else single-buffered: the tile the
-    kernel asked for is kept, never shrunk silently).  ``program`` (the lowered Program) supplies the tile shape
+    ``soc``'s UB budget (double-buffered where that fits, else single-buffered, else -- where the
+    tile fits pypto's own UB -- run as sub-tiles of fewer rows, ``tile_requested`` in the
+    manifest: what is left is a tile no plan fits).  ``program`` (the lowered Program) supplies the tile shape
     the kernel asked for and its source location."""
     soc = soc if isinstance(soc, Soc) else get_soc(soc)
     budget = soc.ub_budget
@@ -99,6 +100,10 @@ def check_plan(manifest: dict, soc: Soc | str | None = None, program=None) -> li
                     f"{shape[-1] if len(shape) > 1 else cols})")
         else:
             hint = f"even one row of {tcols} elements needs {_kib(per_row)}: split the last dimension"
+        live = int(k.get("pypto_live_bytes", 0))
+        if live > soc.ub:  # no plan fits it, pypto's neither
+            hint += (f" (pypto refuses this tile too: its live tiles need at least {_kib(live)}, "
+                     f"'Alloc tensor ... exceeds MEM_UB size [{soc.ub}]')")
         findings.append((
             f"UB budget: kernel {k['kernel']} of block {k['block']} with {what} needs {_kib(planned)} of UB "
             f"{'even single-buffered' if k.get('buffers') == 1 else 'with double buffering'} ({_kib(per_row)} per "

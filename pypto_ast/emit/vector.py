@@ -33,6 +33,7 @@ from .vector_int import INT_CTYPES, INT_SIZES, INTEGER_OPS, IntegerOps, int_lite
 CTYPE = {"fp32": "float", "fp16": "half", "int32": "int32_t", "bool": "uint8_t"}
 ES = {"fp32": 4, "fp16": 2, "int32": 4, "bool": 1}
 MAX_CORES = 40  # AIV cores on A2 (910B)
+UB_CAPACITY = 192 * 1024  # MEM_UB of A2/A3 (196608 B): what pypto's own plan must fit (pypto-dsl.md)
 BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "maximum": "Max", "minimum": "Min"}
 COMPARE = {"gt": "GT", "ge": "GE", "lt": "LT", "le": "LE", "eq": "EQ", "ne": "NE"}
 SWAP_CMP = {"GT": "LT", "GE": "LE", "LT": "GT", "LE": "GE", "EQ": "EQ", "NE": "NE"}
@@ -261,23 +262,64 @@ class SegmentEmitter(IntegerOps):
         self.qstores = s.stores if len(s.stores) <= 8 else s.stores[:7]
         self.xstores = [st for st in s.stores if st not in self.qstores]
         self.single = False  # queue buffers single, not double (a tile that fits UB only so)
+        self.requested_rows = 0  # the tile's rows where the plan runs it in sub-tiles of fewer rows
+        self.pypto_live = 0
         if s.tile_rows:  # the tile the kernel asked for; soc.check_plan reports it if it does not fit
             tr = max(1, min(s.tile_rows, R))
             self._plan_ub(tr)
             if self.ub_bytes > self.budget:  # pypto's rule is that the live tiles fit UB: give up the overlap
                 self.single = True
                 self._plan_ub(tr)
+            self.pypto_live = self._pypto_live_bytes(tr)
+            if self.ub_bytes > self.budget and self.pypto_live <= UB_CAPACITY:
+                # pypto accepts the tile (its live tiles fit UB); our plan also holds scratch and the
+                # reserve: run each tile as sub-tiles of fewer rows (rows are independent in every op)
+                self.requested_rows = tr
+                tr = self._most_rows(tr)
         else:  # no tile set: the most rows that fit
-            tr = R
-            while True:
-                self._plan_ub(tr)
-                if self.ub_bytes <= self.budget or tr == 1:
-                    break
-                tr = max(1, min(tr - 1, tr * self.budget // max(1, self.ub_bytes)))
+            tr = self._most_rows(R)
         self.tr = tr
         self.nrt = -(-R // tr)
         self.ntiles = self.nrt * self.nct
         return self
+
+    def _most_rows(self, tr: int) -> int:
+        """The most rows up to ``tr`` whose plan fits the budget (1 if none does)."""
+        while True:
+            self._plan_ub(tr)
+            if self.ub_bytes <= self.budget or tr == 1:
+                return tr
+            tr = max(1, min(tr - 1, tr * self.budget // max(1, self.ub_bytes)))
+
+    def _pypto_live_bytes(self, tr: int) -> int:
+        """A lower bound of the UB any plan of a ``tr``-row tile needs, pypto's included (pypto-dsl.md:
+        the live tiles of a subgraph must fit UB, else 'Alloc tensor ... exceeds MEM_UB size'): at
+        each op, the tiles live into it, or those live out of it (its result may reuse a dead
+        operand's buffer), whichever is more; an input tile is live from its first use."""
+        s = self.s
+
+        def tile(key):
+            rows = tr if self.kind(key) in ("F", "R") else 1
+            cols = self.tc if self.kind(key) in ("F", "C") else 1
+            return rows * cols * ES.get(s.dtype[key], 1)
+
+        first, last = {}, {}
+        for i, op in enumerate(s.ops):
+            for x in op.operands:
+                if isinstance(x, ir.Value) and x.name in s.dtype:
+                    first.setdefault(x.name, i)
+                    last[x.name] = i
+            for r in op.results:
+                if r in s.dtype:
+                    first.setdefault(r, i)
+                    last.setdefault(r, i)
+        need = max([tile(x.key) for x in s.loads + s.stores] + [0])
+        for i, op in enumerate(s.ops):
+            res = {r for r in op.results if r in s.dtype}
+            live_in = {v for v in first if first[v] <= i <= last[v] and v not in res}
+            live_out = res | {v for v in live_in if last[v] > i}
+            need = max(need, sum(map(tile, live_in)), sum(map(tile, live_out)))
+        return need
 
     def stride(self, key_or_kind: str, dt: str) -> int:
         k = key_or_kind if len(key_or_kind) == 1 and key_or_kind in "FRCS" else self.kind(key_or_kind)
@@ -626,8 +668,10 @@ class SegmentEmitter(IntegerOps):
               "    AscendC::TPipe pipe;", f"    {cls} op;",
               f"    op.Init(&pipe, {', '.join(f't{r.field}' for r in regions)}, tiling);", "    op.Process();", "}"]
         info = {"kernel": s.name, "kind": "vector", "block": s.label.split()[0], "file": f"{s.name}.cpp",
-                "shape": [R, Cc], "tile_rows": tr, "tile": [tr, self.tc], "tiles": nt, "num_blocks": 1 if s.single_core else min(nt, MAX_CORES),
+                "shape": [R, Cc], "tile_rows": tr, "tile": [tr, self.tc], "tiles": nt,
+                **({"tile_requested": [self.requested_rows, self.tc]} if self.requested_rows else {}), "num_blocks": 1 if s.single_core else min(nt, MAX_CORES),
                 "ub_bytes": self.ub_bytes, "buffers": 1 if self.single else 2,
+                **({"pypto_live_bytes": self.pypto_live} if self.requested_rows or self.ub_bytes > self.budget else {}),
                 "tiling": [{"index": r.field, "tensor": r.gval.buf.name, "buffer_kind": r.gval.buf.kind,
                             "dir": "in" if r in s.loads else "out"} for r in regions]}
         return "\n".join(L) + "\n", info

@@ -210,7 +210,9 @@ Use `--emit ir` (or the interpreter) for this kernel, or express the op with sup
 ## What it means
 The emitted kernel keeps each tile of every input and output in the Unified Buffer (double buffered), and
 for the chosen `--soc` that plan is larger than the UB one vector core has (its size minus what the
-runtime reserves). On the device the kernel would fail to allocate or overwrite its neighbour's data.
+runtime reserves), even single-buffered and in sub-tiles of fewer rows (a tile whose live tiles fit
+pypto's own 192 KiB runs so): pypto itself refuses such a tile ("Alloc tensor ... exceeds MEM_UB
+size"), and on the device the kernel would fail to allocate or overwrite its neighbour's data.
 
 ## Example
 ```python

@@ -862,6 +862,25 @@ _MATMUL_OUT = {"fp16": {"fp16", "fp32"}, "bf16": {"bf16", "fp32"}, "int8": {"int
 _MATMUL_BIAS = {"fp16": {"fp16", "fp32"}, "bf16": {"bf16", "fp32"}, "int8": {"int32"}, "fp32": {"fp32"}}
 
 
+def _cube_base_k(op: Op, k: int) -> int:
+    """The K step of the cube kernel for this matmul (emit/cube.py: kL0, at most K rounded up to 16)."""
+    cube = op.cube_tile or ((64, 64), (64, 64), (64, 64))
+    return max(16, min(int(cube[1][0]), -(-k // 16) * 16))
+
+
+def _cube_accumulate(ad, bd, init, bk: int):
+    """A float matmul as the cube unit accumulates it (docs/semantics.md, matmul): each ``bk``
+    step of K summed exactly (products and sums in double), added to the fp32 accumulator (L0C)
+    with one rounding per step; the bias, if any, is the accumulator's start."""
+    kv = ad.shape[-1]
+    out = None if init is None else init.double()
+    for k0 in range(0, max(kv, 1), bk):
+        part = torch.matmul(ad[..., k0:k0 + bk].double(), bd[..., k0:k0 + bk, :].double())
+        out = (part if out is None else out + part).float()
+        out = out.double() if k0 + bk < kv else out
+    return out.float()
+
+
 def _op_matmul(m: _Machine, op: Op) -> TVal:
     a, b = m.value(op.operands[0]), m.value(op.operands[1])
     if a.dtype != b.dtype:
@@ -887,7 +906,7 @@ def _op_matmul(m: _Machine, op: Op) -> TVal:
     except RuntimeError:
         raise m.err(f"matmul: batch dims {ash[:-2]} and {bsh[:-2]} do not broadcast") from None
     acc = torch.int64 if a.dtype == "int8" else torch.float32
-    out = torch.matmul(ad.to(acc), bd.to(acc))
+    init = None
     if len(op.operands) > 2:
         bias = m.value(op.operands[2])
         if bias.dtype not in _MATMUL_BIAS[a.dtype]:
@@ -896,7 +915,12 @@ def _op_matmul(m: _Machine, op: Op) -> TVal:
         if tuple(bias.shape) not in ((1, n), (n,)) or bias.valid != tuple(bias.shape):
             raise m.err(f"matmul: bias must be a fully valid (1, {n}), got {list(bias.shape)} "
                         f"valid {list(bias.valid)}")
-        out = out + bias.data.reshape(-1)[: out.shape[-1]].to(acc)
+        init = bias.data.reshape(-1)[: bd.shape[-1]].to(acc)
+    if acc is torch.float32:
+        out = _cube_accumulate(ad, bd, init, _cube_base_k(op, ash[-1]))
+    else:
+        out = torch.matmul(ad.to(acc), bd.to(acc))
+        out = out if init is None else out + init
     return TVal(out.to(TORCH_DTYPES[out_dtype]).contiguous(), tuple(batch + [ash[-2], bsh[-1]]),
                 out_dtype)
 

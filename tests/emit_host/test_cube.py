@@ -181,6 +181,9 @@ GRID = {
     "multicore": spec("mm_multi", 96, 80, 48, base_m=32, base_n=32),
     "padded_ld": spec("mm_padded_ld", 20, 30, 40, lda=48, ldb=40, ldc=33),
     "fp32": spec("mm_fp32", 20, 30, 44, a_dtype="fp32", trans_b=True, base_k=16),
+    # an fp32 [kL0=128, nL0=128] tile is all of L0B: single-buffered, as pypto runs it
+    "single_l0b": spec("mm_single_l0b", 64, 128, 384, a_dtype="fp32", trans_b=True, base_m=64, base_n=128,
+                       base_k=128),
     "big": spec("mm_512", 512, 512, 512, base_m=128, base_n=128, base_k=64),
 }
 
@@ -240,10 +243,23 @@ def test_512_and_traffic(grid):
 # Emitter rejections.
 # ------------------------------------------------------------------------------------------
 def test_l0a_overflow_names_the_tile():
+    # one 256x256 fp16 tile is 128 KiB, twice L0A: pypto's own plan fails the same way
     with pytest.raises(EmitError) as e:
-        emit_matmul_kernel(spec("big_tile", 512, 64, 512, base_m=256, base_k=128))
+        emit_matmul_kernel(spec("big_tile", 512, 64, 512, base_m=256, base_k=256))
     msg = str(e.value)
-    assert "L0A" in msg and "mL0=256" in msg and "kL0=128" in msg and "cube tile" in msg
+    assert "L0A" in msg and "mL0=256" in msg and "kL0=256" in msg and "cube tile" in msg
+    assert "exceeds MEM_L0A size [65536]" in msg
+
+
+def test_a_tile_that_fills_l0_is_single_buffered_only_there(grid):
+    """A tile whose two copies do not fit an L0 memory keeps its shape with one queue buffer
+    there (pypto only needs one tile to fit); the other memories stay double-buffered."""
+    s, run, info, src = grid["single_l0b"]
+    assert info["buffers"] == {"l1": 2, "l0a": 2, "l0b": 1}, info["buffers"]
+    assert info["l0b_bytes"] == 128 * 128 * 4 and info["base_tile"] == (64, 128, 128)
+    assert "pipe.InitBuffer(qB2, 1, 65536);" in src and "pipe.InitBuffer(qA2, 2," in src
+    _, c = run_spec(s, run, info)  # three K steps through the one B2 buffer
+    assert torch.isfinite(c).all()
 
 
 def test_l0c_overflow_names_the_tile():

@@ -112,7 +112,8 @@ def test_matmul_accumulates_in_wide_type(dtype, out_dtype):
 def test_matmul_transposes_batched_and_bias():
     a = _rand((2, 3, 32, 16), "fp16", seed=8)  # (B, H, K, M) -> a_trans
     b = _rand((2, 3, 24, 32), "fp16", seed=9)  # (B, H, N, K) -> b_trans
-    want = (a.float().transpose(-1, -2) @ b.float().transpose(-1, -2)).half()
+    # K = 32 is one step of the cube's K loop: the exact sum, rounded to fp32, then to fp16
+    want = (a.double().transpose(-1, -2) @ b.double().transpose(-1, -2)).float().half()
     got = run_mm(a, b, "fp16", "fp16", a_trans=True, b_trans=True)
     torch.testing.assert_close(got, want, rtol=0, atol=0)
     a2, b2 = _rand((8, 16), "fp16", seed=10), _rand((16, 12), "fp16", seed=11)

@@ -1,0 +1,157 @@
+"""Two device-side features of the official stack under the drop-in:
+
+* ``RunMode.SIM`` is pypto's cost model (it computes no values, it writes
+  ``output/*/CostModelSimulationOutput/``): the drop-in computes the values, writes no cost-model
+  output, and says so once per call site (``DropinWarning``, ``dropin.notices()``); the bench
+  reports a test that then fails as unsupported, that notice first.
+* ``torch.npu.NPUGraph`` / ``torch.npu.graph``: capture records the pypto kernel calls, replay
+  runs them again on the same tensors; a capture that issued other torch compute refuses to
+  replay, naming the op.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from pypto_ast import dropin  # noqa: E402
+from support import BACKENDS, line_of, write  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+KERNELS = """
+    import torch
+
+    import pypto
+
+
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+    def sim_scale(x: pypto.Tensor([], pypto.DT_FP32), out: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        out[:] = x * 3.0
+
+
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+    def row_norm(x: pypto.Tensor([], pypto.DT_FP32), out: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        out[:] = x / pypto.sum(x, -1, keepdim=True)
+
+
+    def run_sim(x):
+        out = torch.empty_like(x)
+        sim_scale(x, out)  # the SIM call
+        return out
+"""
+
+
+@pytest.fixture
+def kernels(tmp_path, request):
+    backend = getattr(request, "param", "interp")
+    dropin.install(backend)
+    path = write(tmp_path / "graph_kernels.py", KERNELS)
+    spec = importlib.util.spec_from_file_location("graph_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.PATH = path
+    dropin.clear_notices()
+    try:
+        yield module
+    finally:
+        dropin.clear_notices()
+        dropin.uninstall()
+
+
+# -- RunMode.SIM -------------------------------------------------------------------------------
+def test_sim_computes_the_values_and_says_the_cost_model_is_not_there(kernels):
+    x = torch.rand(16, 64)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = kernels.run_sim(x)
+    torch.testing.assert_close(out, x * 3.0)
+    [notice] = dropin.notices()
+    line = line_of(kernels.PATH, "sim_scale(x, out)")
+    assert isinstance(notice, dropin.Unsupported)
+    assert str(notice).startswith("pypto's cost model (RunMode.SIM: output/*/CostModelSimulationOutput/")
+    assert f"graph_kernels.py:{line})" in str(notice) and "kernel sim_scale computes its values" in str(notice)
+    assert [w.category for w in caught] == [dropin.DropinWarning] and caught[0].lineno == line
+    kernels.run_sim(x)  # the same call site again: noted once
+    assert len(dropin.notices()) == 1
+
+
+def test_npu_mode_notes_nothing(kernels):
+    x = torch.rand(8, 64) + 0.5
+    out = torch.empty_like(x)
+    kernels.row_norm(x, out)
+    torch.testing.assert_close(out, x / x.sum(-1, keepdim=True))
+    assert dropin.notices() == []
+
+
+def test_bench_reports_a_failure_after_a_notice_as_unsupported(kernels):
+    spec = importlib.util.spec_from_file_location("dropin_examples_bench", ROOT / "bench" / "dropin_examples.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules["dropin_examples_bench"] = bench
+    spec.loader.exec_module(bench)
+    assert bench.classify(AssertionError("x"))[0] == "failed"
+    kernels.run_sim(torch.rand(8, 64))
+    outcome, reason = bench.classify(AssertionError())
+    assert outcome == "unsupported" and reason.startswith("Unsupported: pypto's cost model") and "then AssertionError" in reason
+
+
+# -- NPUGraph ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("kernels", BACKENDS, indirect=True)
+def test_replay_reruns_the_captured_kernels_on_the_inputs_current_contents(kernels):
+    x = torch.rand(16, 64, device="npu:0") + 0.5
+    out = torch.empty(16, 64, device="npu:0")
+    g = torch.npu.NPUGraph()
+    assert not torch.npu.is_current_stream_capturing()
+    with torch.npu.graph(g):
+        assert torch.npu.is_current_stream_capturing()
+        kernels.row_norm(x, out)
+    assert g.kernel_calls == 1
+    x.copy_(torch.rand(16, 64) + 2.0)  # new static input, as a script fills it before a replay
+    out.fill_(float("nan"))
+    g.replay()
+    torch.testing.assert_close(out, x / x.sum(-1, keepdim=True))
+    kernels.row_norm(x, torch.empty_like(x))  # outside the capture: not recorded
+    assert g.kernel_calls == 1
+
+
+def test_replay_through_torch_compile_with_an_output_allocated_in_the_capture(kernels):
+    """A torch.compile'd module calling the kernel (allow_in_graph), its output allocated during
+    the capture (torch.empty: the graph's memory); the replay refreshes that output."""
+    from torch._dynamo import allow_in_graph
+
+    @allow_in_graph
+    def norm(x):
+        out = torch.empty(x.shape, dtype=x.dtype)
+        kernels.row_norm(x, out)
+        return out
+
+    class Net(torch.nn.Module):
+        def forward(self, x):
+            return norm(x)
+
+    model = torch.compile(Net(), backend="eager")
+    x = torch.rand(8, 64) + 0.5
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        y = model(x)
+    x.mul_(2.0).add_(1.0)
+    g.replay()
+    torch.testing.assert_close(y, x / x.sum(-1, keepdim=True))
+
+
+def test_a_capture_with_other_torch_compute_refuses_to_replay(kernels):
+    x = torch.rand(8, 64) + 0.5
+    out = torch.empty(8, 64)
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        kernels.row_norm(x * 2.0, out)  # the multiply would be replayed on an NPU, not here
+    with pytest.raises(dropin.Unsupported, match=r"^torch_npu\.npu\.NPUGraph\.replay is not supported .*aten\.mul"):
+        g.replay()
