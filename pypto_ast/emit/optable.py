@@ -107,6 +107,9 @@ EMITTED = (
     Emitted("matmul", ("fp16->fp16", "fp16->fp32", "fp32->fp32", "bf16->bf16", "bf16->fp32"), ("LoadData", "Mmad", "Fixpipe"),
             "runtime/cube.cpp: GM -> L1 -> L0A/L0B, Mmad accumulates exactly (double), Fixpipe rounds once",
             ("matmul", "matmul_bias")),
+    Emitted("conv", FB, ("DataCopyPad", "Gather", "LoadData", "Mmad", "Fixpipe"),
+            "emit/conv.py: im2col through UB (Gather, bit copies) into GM, then the matmul kernel per group; bias as "
+            "an extra K column (fp32 bias of bf16: three bf16 parts), relu by Fixpipe's reluEn"),
     # the math functions: the high-level math APIs where A2 has them (runtime/math.cpp, pypto_host_math.h)
     *(Emitted(op, FB, (api,), f"adv_api {api} (work buffer as its sharedTmpBuffer), computed in double and rounded "
               "once; 16-bit dtypes widened to fp32", (op,))
@@ -190,7 +193,7 @@ LOWERED_INTO = {
 GAPS = {
     name: "pypto-ast's Ascend C emitter does not support it yet (PTO109)"
     for name in (
-        "acos", "asin", "conv", "dequantize", "isfinite", "normal", "pad", "quantize", "tan", "tanh", "tril",
+        "acos", "asin", "dequantize", "isfinite", "normal", "pad", "quantize", "tan", "tanh", "tril",
         "triu", "uniform", "var",
     )
 }
