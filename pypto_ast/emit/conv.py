@@ -36,7 +36,6 @@ from . import gm
 from .errors import unsupported
 from .gm import GVal
 from .index import IndexLaunch
-from .strided import NdView  # noqa: F401  (the conv inputs ascendc.py keeps)
 
 __all__ = ["plan_conv", "emit_im2col_kernel", "ConvGeom"]
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from .. import ir
 from . import gm
 from .errors import unsupported
-from .gm import GVal
 from .index import IndexLaunch
 
 __all__ = ["NdView", "nd_view", "nd_strides", "store_strided"]
