@@ -765,6 +765,10 @@ class _BlockPlanner:
         if buf is None:
             raise EmitError(f"unknown tensor @{dst.name}", span)
         offsets = tuple(op.attr("offsets"))
+        if isinstance(val, ir.Value) and val.name in self.conv_views and val.name not in self.env:
+            from .strided import store_strided  # a partially valid conv result (conv.py)
+            store_strided(self, val, buf, offsets, span)
+            return
         try:
             self.store(val, buf, offsets, span)
         except EmitError as exc:  # rows not evenly spaced in @buf: slabs copied by N-D strides (strided.py)

@@ -184,13 +184,26 @@ def test_view_of_a_taller_tensor_row_blocks_assembled():
         assert torch.allclose(out.double(), want, rtol=1e-5, atol=1e-5), backend
 
 
-def test_partially_valid_view_input_is_refused_on_the_host():
-    """With 12 input rows the last view holds 4 of its 6: the interpreter convolves those (2 output
-    rows); the host refuses at run time, naming PTO109, rather than read rows that are not there."""
-    x, w, out = _rows_run(12, 10, "interp")
-    assert torch.allclose(out.double(), torch.relu(F.conv2d(x.double(), w.double())), rtol=1e-5, atol=1e-5)
-    with pytest.raises(KernelErrors, match="conv of the partially valid input.*PTO109"):
-        _rows_run(12, 10, "host")
+@pytest.mark.parametrize("h_in,h_out", [(12, 10), (13, 11)])
+def test_partially_valid_view_input_convolves_its_valid_rows(h_in, h_out):
+    """With 12 input rows the last view holds 4 of its 6: both backends convolve those (2 output
+    rows, the padding's zeros past them) and assemble only the valid rows of the result; the host
+    never reads the rows the view does not hold.  Bit for bit (fp32, the same sums)."""
+    outs = {backend: _rows_run(h_in, h_out, backend) for backend in ("interp", "host")}
+    x, w, _ = outs["host"]
+    want = torch.relu(F.conv2d(x.double(), w.double()))
+    assert torch.equal(outs["host"][2], outs["interp"][2])
+    assert torch.allclose(outs["host"][2].double(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_partially_valid_result_read_other_than_by_assemble_is_pto109(tmp_path):
+    source = DYN_SOURCE.replace("        pypto.assemble(y, [0, 0, i * tile, 0], out)",
+                                "        pypto.assemble(y * 2.0, [0, 0, i * tile, 0], out)")
+    kernel = _kernel(source, "rows_kernel")
+    args = {"x": torch.rand(1, 4, 12, 12), "w": torch.rand(6, 4, 3, 3), "out": torch.zeros(1, 6, 10, 10)}
+    with pytest.raises((EmitError, KernelErrors)) as info:
+        pipeline.emit(pipeline.lower(kernel, args), "ascendc")
+    assert "reading the partially valid conv result %" in str(info.value) and UNSUPPORTED in str(info.value)
 
 
 @pytest.mark.parametrize("call,message", [
