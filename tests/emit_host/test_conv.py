@@ -264,3 +264,24 @@ def test_random_small_convs_host_interp_torch(problem, seed):
     kernel = _kernel(conv_source("rnd", xs, ws, os_, dt, strides, pads, dils, groups, bias, relu), "rnd")
     inputs = _inputs(xs, ws, dt, bias, seed)
     check(run_both(kernel, inputs, os_, dt), inputs, dt, strides, pads, dils, groups, relu)
+
+
+STRIDED_STORE_SOURCE = '''@pypto.frontend.jit
+def blocks_kernel(x: pypto.Tensor([1, 3, 2, 8], pypto.DT_FP16), out: pypto.Tensor([1, 3, pypto.DYNAMIC, 8], pypto.DT_FP16)):
+    pypto.set_vec_tile_shapes(1, 3, 2, 8)
+    for i in pypto.loop(0, out.shape[2] // 2, 1, name="LOOP_h"):
+        y = x * 2.0
+        pypto.assemble(y, [0, 0, i * 2, 0], out)
+'''
+
+
+def test_assemble_into_rows_that_are_not_evenly_spaced():
+    """A computed [1, C, 2, W] block into a [1, C, H, W] tensor: each channel's two rows land H rows
+    apart (emit/strided.py), for any computed value, not only a conv's."""
+    kernel = _kernel(STRIDED_STORE_SOURCE, "blocks_kernel")
+    x = (torch.rand(1, 3, 2, 8) * 4 - 2).to(torch.float16)
+    for backend in ("interp", "host"):
+        out = torch.zeros(1, 3, 6, 8, dtype=torch.float16)
+        args = {"x": x, "out": out}
+        pipeline.run(pipeline.lower(kernel, args), args, backend)
+        assert torch.equal(out, (x * 2).repeat(1, 1, 3, 1)), backend
