@@ -33,7 +33,7 @@ def render_doc() -> str:
              "| op | dtypes | Ascend C | host runtime |", "|---|---|---|---|"]
     for e in sorted(optable.EMITTED, key=lambda e: e.op):
         lines.append(f"| `{e.op}` | {', '.join(e.dtypes)} | {_calls(e)} | {e.host} |")
-    lines += ["", "Lowered into other ops by the front end:", ""]
+    lines += ["", "Lowered into other ops (by the front end, or by emit/decompose.py before planning):", ""]
     lines += [f"- `{op}`: {', '.join(f'`{t}`' for t in into)}" for op, into in sorted(optable.LOWERED_INTO.items())]
     lines += ["", f"Not emitted yet ({len(optable.GAPS)}, PTO109 names them): "
               + ", ".join(f"`{op}`" for op in sorted(optable.GAPS)) + ".", ""]

@@ -33,6 +33,7 @@ from .. import ir
 from ..diagnostics import format_count
 from . import abi, gm
 from .axes import split_axis_reductions
+from .decompose import decompose
 from .errors import EmitError, unsupported
 from .gm import GVal
 from .index import OPS as INDEX_OPS, IndexLaunch, IndexPlanner
@@ -43,6 +44,7 @@ __all__ = ["EmitError", "emit_program", "UB_BUDGET", "CTYPE"]
 
 UB_BUDGET = 184 * 1024  # emitter budget (ascendc.md §1.2 / §15)
 MAX_DIMS = 8
+MAX_SEGMENT_LOADS = 8  # a fused kernel reads at most this many GM values: one VECIN queue buffer each (ascendc.md §5.1)
 SUPPORTED_DTYPES = ("fp32", "fp16", "int32", "bf16")
 SUPPORTED_DTYPES += ("int16", "uint16", "int8", "uint8", "uint32")  # the integer family: vector_int.py
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1  # the control program's integers
@@ -455,7 +457,8 @@ class _BlockPlanner:
     def run(self):
         self._ir_shape = {}
         named = {name: tuple(gm.const(d) for d in b.shape) for name, b in self.P.named.items()}
-        ops = self.ops = split_axis_reductions(self.block.ops, {n: s for n, s in named.items() if None not in s})
+        static = {n: s for n, s in named.items() if None not in s}
+        ops = self.ops = split_axis_reductions(decompose(self.block.ops, static), static)
         for op in ops:
             for r, t in zip(op.results, op.types):
                 dims = tuple(gm.const(d) for d in t.shape)
@@ -678,7 +681,10 @@ class _BlockPlanner:
         joined = self._compatible(seg.shape, shapes)
         hazard = any(isinstance(x, (ir.Value, ir.TensorRef)) and not (isinstance(x, ir.Value) and x.name in self.ub)
                      and self.gval_of(x, span).buf.name in seg.written for x in op.operands)
-        if joined is None or hazard:
+        fresh = {self._key(x) for x in op.operands if isinstance(x, (ir.Value, ir.TensorRef))
+                 and not (isinstance(x, ir.Value) and self.ub.get(x.name) is seg) and not seg.has(self._key(x))}
+        crowded = bool(seg.ops) and len(seg.loads) + len(fresh) > MAX_SEGMENT_LOADS  # the VECIN queues (§5.1)
+        if joined is None or hazard or crowded:
             for x in op.operands:  # values of the closing kernel that this op needs go to GM
                 if isinstance(x, ir.Value) and x.name in self.ub:
                     self.materialize(x.name, span)

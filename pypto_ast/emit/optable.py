@@ -114,7 +114,8 @@ EMITTED = (
     *(Emitted(op, FB, (api,), f"adv_api {api} (work buffer as its sharedTmpBuffer), computed in double and rounded "
               "once; 16-bit dtypes widened to fp32", (op,))
       for op, api in (("erf", "Erf"), ("erfc", "Erfc"), ("atan", "Atan"), ("sinh", "Sinh"), ("cosh", "Cosh"),
-                      ("asinh", "Asinh"), ("acosh", "Acosh"), ("atanh", "Atanh"))),
+                      ("asinh", "Asinh"), ("acosh", "Acosh"), ("atanh", "Atanh"), ("tan", "Tan"),
+                      ("tanh", "Tanh"), ("asin", "Asin"), ("acos", "Acos"))),
     Emitted("atan2", FB, ("Atan", "Div", "Select"), "composed: atan of the smaller ratio, the quadrant by Select",
             ("atan2",)),
     Emitted("hypot", FB, ("Max", "Min", "Div", "Sqrt"), "composed: max * sqrt(1 + (min / max)^2)", ("hypot", "hypot_s")),
@@ -145,6 +146,8 @@ EMITTED = (
     Emitted("copysign", F, ("And", "Or"), f"{_INTEGER}: the sign bit of y onto |x|", ("copysign", "copysign_s")),
     Emitted("signbit", ("fp32", "fp16", "int32", "int16", "int8"), ("CompareScalar",), f"{_INTEGER}: the sign bit",
             ("signbit",)),
+    Emitted("isfinite", ("fp32", "fp16", "int16", "int32"), ("Sub", "CompareScalar", "Duplicate"),
+            f"{_INTEGER}: x - x == 0 (NaN for inf and NaN); integers always", ("isfinite",)),
     Emitted("logical_not", INTS + F + ("bool",), ("CompareScalar",), f"{_INTEGER}: x == 0 (bool: Not on the mask)",
             ("logical_not",)),
     Emitted("logical_and", ("fp32", "int16", "bool"), ("CompareScalar", "And"), f"{_INTEGER}: each operand != 0, "
@@ -187,14 +190,23 @@ LOWERED_INTO = {
     "max": ("maximum",),
     "min": ("minimum",),
     "rms_norm": ("mul", "sum", "rsqrt"),
+    **{f"experimental{ns}.online_softmax": ("mul", "amax", "sub", "exp", "sum", "cast")
+       for ns in ("", ".operation")},
+    **{f"experimental{ns}.online_softmax_update": ("maximum", "sub", "exp", "mul", "add")
+       for ns in ("", ".operation")},
+    # composed before planning by emit/decompose.py (numbers: tests/emit_host/test_decompose.py)
+    "var": ("cast", "sum", "div", "expand_clone", "sub", "mul"),
+    "pad": ("full", "concat"),
+    "tril": ("arange", "reshape", "expand_clone", "sub", "le", "concat", "where"),
+    "triu": ("arange", "reshape", "expand_clone", "sub", "ge", "concat", "where"),
 }
-"""Ops the front end rewrites into others (each of those in EMITTED or GAPS)."""
+"""Ops rewritten into others, by the front end or by emit/decompose.py before a block is planned
+(each of those in EMITTED or GAPS)."""
 
 GAPS = {
     name: "pypto-ast's Ascend C emitter does not support it yet (PTO109)"
     for name in (
-        "acos", "asin", "dequantize", "isfinite", "normal", "pad", "quantize", "tan", "tanh", "tril",
-        "triu", "uniform", "var",
+        "dequantize", "normal", "quantize", "uniform",
     )
 }
 """Ops the front end lowers that the emitter stops at, with the reason."""

@@ -72,7 +72,8 @@ _BF16_OWN = frozenset(REDUCE) | {"cast", "clone", "expand_clone", "prod"}
 # High-level math APIs of kernel_operator.h (CANN adv_api) called on fp32: op -> (API, k): the API's
 # sharedTmpBuffer needs k blocks of 256 bytes at least and uses k bytes per input byte at most
 ADV_UNARY = {"erf": ("Erf", 3), "erfc": ("Erfc", 7), "atan": ("Atan", 5), "sinh": ("Sinh", 1),
-             "cosh": ("Cosh", 2), "asinh": ("Asinh", 3), "acosh": ("Acosh", 1), "atanh": ("Atanh", 1)}
+             "cosh": ("Cosh", 2), "asinh": ("Asinh", 3), "acosh": ("Acosh", 1), "atanh": ("Atanh", 1),
+             "tan": ("Tan", 4), "tanh": ("Tanh", 1), "asin": ("Asin", 2), "acos": ("Acos", 2)}
 POWER_TMP = 5  # Power(tensor, tensor) on float: 4 blocks + one repeat
 ADV_TMP_CAP = 2048  # bytes per block of temporary used at most (more only speeds the API up)
 MATH_OPS = frozenset(ADV_UNARY) | {"hypot", "atan2", "cbrt", "prelu", "softmax"}

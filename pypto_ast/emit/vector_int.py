@@ -37,7 +37,7 @@ MASK_OF_BYTES = "mask_of_bytes"  # internal: a bool tile read from GM (one byte 
 BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")
 SHIFTS = ("bitwise_left_shift", "bitwise_right_shift")
 DIVISION = ("remainder", "fmod", "floor_div", "ceil_div")
-LOGICAL = ("logical_not", "logical_and", "signbit", "copysign")
+LOGICAL = ("logical_not", "logical_and", "signbit", "copysign", "isfinite")
 INTEGER_OPS = BITWISE + SHIFTS + DIVISION + LOGICAL + ("gcd", MASK_OF_BYTES)
 GCD_ROUNDS = 48  # Euclid on |values| < 2^31 takes at most 46 steps (consecutive Fibonacci numbers)
 
@@ -119,6 +119,8 @@ class IntegerOps:
             return "copysign", 2
         if code == "signbit":
             return "signbit", 2
+        if code == "isfinite":
+            return "isfinite", 1
         if code == "logical_not":
             return "not_mask", 1
         if code == "logical_and":
@@ -561,6 +563,20 @@ class IntegerOps:
         if len(masks) == 1:
             return L + [f"AscendC::Or({_u16(dst, 'bool')}, {_u16(masks[0], 'bool')}, {_u16(masks[0], 'bool')}, {n // 16});"]
         return L + [f"AscendC::And({_u16(dst, 'bool')}, {_u16(masks[0], 'bool')}, {_u16(masks[1], 'bool')}, {n // 16});"]
+
+    def _emit_isfinite(self, i, op, ops, res, dt, dst, n):
+        """isfinite: ``x - x`` is +0 exactly when x is finite (inf - inf and NaN give NaN), so one
+        Sub and a compare with 0 decide it in the value's own type; integers are always finite."""
+        key = ops[0][1]
+        sdt = self.s.dtype[key]
+        if sdt in ("fp32", "fp16"):
+            x, t, c = self.ref(key), self._int_scratch_ref(i, 0, sdt), self.count(key)
+            return [f"AscendC::Sub({t}, {x}, {x}, {c});  // isfinite: x - x == 0",
+                    f"AscendC::CompareScalar({dst}, {t}, {self._int_lit(0, sdt)}, AscendC::CMPMODE::EQ, {c});"]
+        if sdt in INT_RANGE:
+            return [f"AscendC::Duplicate({_u16(dst, 'bool')}, static_cast<uint16_t>(0xFFFF), {n // 16});  // isfinite: "
+                    "an integer is finite"]
+        unsupported(f"'isfinite' on dtype {sdt}", op.span)
 
     def _emit_signbit(self, i, op, ops, res, dt, dst, n):
         """The sign bit: 32-bit lanes shifted right by 31 (arithmetic: -1 or 0) and compared to -1

@@ -297,13 +297,18 @@ def unary(ctx, name, args, kwargs):
 
 def reduce(ctx, name, args, kwargs):
     x = _tensor(args[0] if args else kwargs.get("input"), f"the input of pypto.{name}")
+    _check_op_page(name, x)
     dim = _arg(args, kwargs, 1, "dim")
-    keepdim = _arg(args, kwargs, 2, "keepdim", False)
+    # var(input, dim, correction, keepdim): the repository's signature takes correction third
+    keepdim = _arg(args, kwargs, 3 if name == "var" else 2, "keepdim", False)
     keepdim = bool(keepdim) if isinstance(keepdim, (bool, int)) else keepdim
     rank = x.rank
     attrs: dict = {"keepdim": keepdim}
     if name == "var":
-        attrs["correction"] = kwargs.get("correction", 1)
+        correction = const_of(_arg(args, kwargs, 2, "correction", 1))
+        if not isinstance(correction, (int, float)) or isinstance(correction, bool):
+            raise OpError("pypto.var needs a correction known at build time")
+        attrs["correction"] = int(correction) if float(correction).is_integer() else float(correction)
     if rank is None or not isinstance(keepdim, bool):
         return ctx.emit(name, (x,), attrs, None, x.dtype, tile="vec")
     if dim is None:
@@ -354,11 +359,17 @@ def op_rms_norm(ctx, name, args, kwargs):
         if ctx.building:
             raise OpError("pypto.rms_norm needs a static last dim")
         return ctx.emit("rms_norm", (x,), {}, x.shape, x.dtype, tile="vec")
-    sq = call(ctx, "mul", (x, x), {})
+    wide = x.dtype is not None and x.dtype.ir != "fp32"  # computed in fp32, back to x's dtype (the op page)
+    xf = call(ctx, "cast", (x, FP32), {}) if wide else x
+    sq = call(ctx, "mul", (xf, xf), {})
     mean = call(ctx, "mul", (call(ctx, "sum", (sq, -1, True), {}), 1.0 / n), {})
     scale = call(ctx, "rsqrt", (call(ctx, "add", (mean, eps), {}),), {})
-    out = call(ctx, "mul", (x, scale), {})
-    return call(ctx, "mul", (out, gamma), {}) if gamma is not None else out
+    out = call(ctx, "mul", (xf, scale), {})
+    if gamma is not None:
+        g = call(ctx, "cast", (gamma, FP32), {}) if wide and getattr(gamma, "dtype", None) is not None \
+            and gamma.dtype.ir != "fp32" else gamma
+        out = call(ctx, "mul", (out, g), {})
+    return call(ctx, "cast", (out, x.dtype), {}) if wide else out
 
 
 def op_cast(ctx, name, args, kwargs):
@@ -819,6 +830,46 @@ def op_topk(ctx, name, args, kwargs):
     return values, indices
 
 
+def _fp32_2d(name, x, what):
+    x = _tensor(x, f"{what} of pypto.experimental.{name}")
+    if x.dtype is not None and x.dtype.ir != "fp32":
+        raise OpError(f"pypto.experimental.{name} takes fp32 {what}, not {x.dtype.ir} "
+                      f"(op page: pypto-experimental-{name}.md)")
+    if x.rank is not None and x.rank != 2:
+        raise OpError(f"pypto.experimental.{name}: {what} must be 2-D (op page: pypto-experimental-{name}.md)")
+    return x
+
+
+def op_online_softmax(ctx, name, args, kwargs):
+    """online_softmax(scores [k, q] fp32, scale) -> (exp bf16, column max [1, q], column sum [1, q]),
+    the ops its page describes: s = scores * scale, m = amax(s, 0), e = exp(s - m), the sum of e in
+    fp32, e rounded once to bf16."""
+    x = _fp32_2d("online_softmax", args[0] if args else kwargs.get("scores"), "scores")
+    scale = _arg(args, kwargs, 1, "scale")
+    if not isinstance(const_of(scale), (int, float)):
+        raise OpError("pypto.experimental.online_softmax needs a scale known at build time")
+    s = call(ctx, "mul", (x, float(const_of(scale))), {})
+    m = call(ctx, "amax", (s, 0, True), {})
+    e = call(ctx, "exp", (call(ctx, "sub", (s, m), {}),), {})
+    total = call(ctx, "sum", (e, 0, True), {})
+    return call(ctx, "cast", (e, DTYPES["DT_BF16"]), {}), m, total
+
+
+def op_online_softmax_update(ctx, name, args, kwargs):
+    """online_softmax_update(prev max, prev sum, prev out, cur max, cur sum, cur out) -> the merged
+    (max, sum, out): m = maximum(pm, cm), a = exp(pm - m), b = exp(cm - m), sum = ps*a + cs*b,
+    out = po*a + co*b (the [1, q] factors broadcast over the rows)."""
+    names = ("previous_max", "previous_sum", "previous_output", "current_max", "current_sum", "current_output")
+    pm, ps, po, cm, cs, co = (_fp32_2d("online_softmax_update", _arg(args, kwargs, i, n), n)
+                              for i, n in enumerate(names))
+    m = call(ctx, "maximum", (pm, cm), {})
+    a = call(ctx, "exp", (call(ctx, "sub", (pm, m), {}),), {})
+    b = call(ctx, "exp", (call(ctx, "sub", (cm, m), {}),), {})
+    total = call(ctx, "add", (call(ctx, "mul", (ps, a), {}), call(ctx, "mul", (cs, b), {})), {})
+    out = call(ctx, "add", (call(ctx, "mul", (po, a), {}), call(ctx, "mul", (co, b), {})), {})
+    return m, total, out
+
+
 _GATHER_DTYPES = ("int16", "int32", "uint16", "uint32", "fp16", "fp32", "bf16")
 _SCATTER_DTYPES = ("fp32", "fp16", "bf16", "int8", "uint8", "int16", "int32")
 
@@ -1016,3 +1067,5 @@ def op_conv(ctx, name, args, kwargs):
 _HANDLERS = {
     name[3:]: fn for name, fn in list(globals().items()) if name.startswith("op_") and callable(fn)
 }
+for _name in ("online_softmax", "online_softmax_update"):  # pypto.experimental.*
+    _HANDLERS["experimental." + _name] = _HANDLERS["experimental.operation." + _name] = _HANDLERS.pop(_name)

@@ -513,7 +513,7 @@ _DT: dict[str, frozenset] = {
     "signbit": FLOATS | {"int8", "int16", "int32", "int64"},
     "eq": FLOATS, "ne": FLOATS, "lt": FLOATS, "le": FLOATS, "gt": FLOATS, "ge": FLOATS,
     "greater": FLOATS, "where": FLOATS,
-    "sum": frozenset({"fp32", "bf16"}), "prod": frozenset({"fp32"}), "amax": FLOATS, "amin": FLOATS,
+    "sum": frozenset({"fp32", "bf16", "int32", "int16"}), "prod": frozenset({"fp32"}), "amax": FLOATS, "amin": FLOATS,
     "var": FLOATS, "cumsum": _F_I16_I32,
     "matmul": frozenset({"int8", "fp16", "bf16", "fp32"}),
     "transpose": frozenset({"fp16", "bf16", "int16", "uint16", "fp32", "int32", "uint32"}),
@@ -1695,11 +1695,13 @@ def _op_prelu(m: _Machine, op: Op) -> TVal:
 
 
 _DT.update({name: FLOATS for name in ("erf", "erfc", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh",
-                                      "prelu")})
+                                      "tan", "tanh", "asin", "acos", "prelu")})
 OPS.update({
     "erf": _in_double(torch.erf), "erfc": _in_double(torch.erfc), "atan": _in_double(torch.atan),
     "sinh": _in_double(torch.sinh), "cosh": _in_double(torch.cosh), "asinh": _in_double(torch.asinh),
     "acosh": _in_double(torch.acosh), "atanh": _in_double(torch.atanh),
+    "tan": _in_double(torch.tan), "tanh": _in_double(torch.tanh), "asin": _in_double(torch.asin),
+    "acos": _in_double(torch.acos),
     "atan2": _binary(torch.atan2), "prelu": _op_prelu,
 })
 

@@ -18,6 +18,7 @@ OP_DTYPES: dict = {
     "gcd": frozenset({"int8", "uint8", "int16", "int32"}), "copysign": _FLOATS,
     "logical_not": _FLOATS | _BITS | {"bool"}, "logical_and": _FLOATS | {"int8", "uint8", "int16", "int32", "bool"},
     "signbit": _FLOATS | {"int8", "int16", "int32", "int64"},
+    "sum": frozenset({"fp32", "bf16", "int32", "int16"}),  # no fp16 (pypto-sum.md): accumulate in fp32 first
 }
 
 

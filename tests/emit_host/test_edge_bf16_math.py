@@ -163,7 +163,8 @@ def test_softmax_of_a_dominant_element_is_one_and_zeros():
 ACCURACY = {
     "erf": ([(-5.0, 5.0)], 1.0), "erfc": ([(-3.0, 9.0)], 1.0), "atan": ([(-50.0, 50.0)], 1.0),
     "sinh": ([(-89.0, 89.0)], 1.0), "cosh": ([(-89.0, 89.0)], 1.0), "asinh": ([(-1e6, 1e6)], 1.0),
-    "acosh": ([(1.0, 1e6)], 1.0), "atanh": ([(-0.999, 0.999)], 1.0), "cbrt": ([(-1e30, 1e30)], 2.0),
+    "acosh": ([(1.0, 1e6)], 1.0), "atanh": ([(-0.999, 0.999)], 1.0), "tan": ([(-1.5, 1.5)], 1.0),
+    "tanh": ([(-20.0, 20.0)], 1.0), "asin": ([(-1.0, 1.0)], 1.0), "acos": ([(-1.0, 1.0)], 1.0), "cbrt": ([(-1e30, 1e30)], 2.0),
     "atan2": ([(-5.0, 5.0), (-5.0, 5.0)], 2.0), "hypot": ([(-1e25, 1e25), (-1e25, 1e25)], 2.0),
     "pow": ([(0.01, 20.0), (-8.0, 8.0)], 1.0),
 }
@@ -192,6 +193,10 @@ SPECIALS = {  # op -> (inputs, what torch gives in fp64): C99's special values
     "asinh": [(-0.0,), (-INF,), (INF,), (NAN,)],
     "acosh": [(1.0,), (0.5,), (INF,), (-INF,)],
     "atanh": [(1.0,), (-1.0,), (2.0,), (-0.0,), (NAN,)],
+    "tan": [(-0.0,), (INF,), (-INF,), (NAN,), (1e-30,)],
+    "tanh": [(-0.0,), (INF,), (-INF,), (NAN,), (20.0,), (1e-30,)],
+    "asin": [(-0.0,), (1.0,), (-1.0,), (1.5,), (NAN,)],
+    "acos": [(1.0,), (-1.0,), (0.0,), (-1.5,), (NAN,)],
     "cbrt": [(-0.0,), (0.0,), (-8.0,), (27.0,), (INF,), (-INF,), (NAN,), (1e-45,)],
     "hypot": [(INF, NAN), (NAN, -INF), (0.0, -0.0), (3.0, 4.0), (3e38, 3e38), (1e-45, 1e-45), (NAN, 1.0)],
     "atan2": [(0.0, 0.0), (-0.0, 0.0), (0.0, -0.0), (-0.0, -0.0), (0.0, -1.0), (-0.0, -1.0), (1.0, 0.0),
@@ -264,7 +269,8 @@ def _emitted(tmp_path, body: str, params: str = "x: pypto.Tensor([4, 64], pypto.
 
 
 @pytest.mark.parametrize("op,api", [("erf", "Erf"), ("erfc", "Erfc"), ("atan", "Atan"), ("sinh", "Sinh"),
-                                    ("cosh", "Cosh"), ("asinh", "Asinh"), ("acosh", "Acosh"), ("atanh", "Atanh")])
+                                    ("cosh", "Cosh"), ("asinh", "Asinh"), ("acosh", "Acosh"), ("atanh", "Atanh"),
+                                    ("tan", "Tan"), ("tanh", "Tanh"), ("asin", "Asin"), ("acos", "Acos")])
 def test_math_ops_call_the_high_level_api(tmp_path, op, api):
     """Where A2 has a high-level math API the kernel calls it on fp32, its temporary the work buffer
     (at least the API's minimum size)."""

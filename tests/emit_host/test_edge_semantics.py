@@ -219,6 +219,7 @@ def _integer_cases() -> list:
     cases += _unary("rremainder_s", "3.25 % x", ("fp32",), magnitudes=(1.0, 100.0, 1e4), specials=ORDER_FREE)
     cases += _binary("copysign", "pypto.copysign(x, y)") + _unary("copysign_s", "pypto.copysign(x, -0.0)")
     cases += _unary("signbit", "pypto.signbit(x)", ("fp32", "fp16", "int8", "int16", "int32"), out="bool")
+    cases += _unary("isfinite", "pypto.isfinite(x)", ("fp32", "fp16", "int16", "int32"), out="bool")
     cases += _unary("logical_not", "pypto.logical_not(x)", ("fp32", "fp16", "bool") + INTS, out="bool")
     cases += _binary("logical_and", "pypto.logical_and(x, y)", ("fp32", "bool", "int16"), out="bool")
     cases.append(Case("logical_and/int16,fp32", "pypto.logical_and(x, y)", (("x", FULL, "int16"), ("y", FULL, "fp32")),
@@ -335,7 +336,8 @@ def _math_cases() -> list:
     """The math functions: the host's APIs compute in double (or compose basic APIs, within 2 fp32 ulps),
     torch in fp32; fp16/bf16 round once from fp32 (docs/semantics.md, "Math functions")."""
     cases = []
-    for op in ("erf", "erfc", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "cbrt"):
+    for op in ("erf", "erfc", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "tan", "tanh", "asin", "acos",
+               "cbrt"):
         cases += _unary(op, f"pypto.{op}(x)", MATH_DTYPES, exact=False)
     for op in ("atan2", "hypot", "pow"):
         cases += _binary(op, f"pypto.{op}(x, y)", MATH_DTYPES, exact=False)
@@ -1007,6 +1009,22 @@ def test_copysign_and_signbit_read_the_sign_bit():
     values["x"][0, len(y) - 1] = neg_nan
     got = _host_and_interp("signbit/fp32", values)
     assert got[0, :len(y)].tolist() == [True, False, False, False, True, True, True]
+
+
+@pytest.mark.parametrize("dt", ["fp32", "fp16"])
+def test_isfinite_is_false_on_inf_and_nan_only(dt):
+    """isfinite is False on +-inf and NaN (either sign) and True on everything else, the largest finite
+    values and denormals included; the host decides it by x - x == 0."""
+    big = 65504.0 if dt == "fp16" else 3.4028234663852886e38
+    tiny = 6e-8 if dt == "fp16" else 1e-45
+    x = [INF, -INF, NAN, -NAN, big, -big, tiny, -0.0, 0.0, 1.0]
+    values = _filled(CASES[f"isfinite/{dt}"], 1.0)
+    values["x"][1, :len(x)] = torch.tensor(x).to(TORCH_DT[dt])
+    values["x"][2, C - len(x):] = torch.tensor(x).to(TORCH_DT[dt])
+    got = _host_and_interp(f"isfinite/{dt}", values)
+    want = [False, False, False, False] + [True] * 6
+    assert got[1, :len(x)].tolist() == want and got[2, C - len(x):].tolist() == want
+    assert bool(got[0].all())
 
 
 def test_a_bool_tensor_read_from_gm_drives_where_and_the_logical_ops():

@@ -1008,7 +1008,7 @@ __aicore__ inline void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>
 #include "pypto_host_cube.h"
 // Indexing, sorting and scans: CreateVecIndex, Gather, Sort, Extract, CumSum, ascendc_assert.
 #include "pypto_host_index.h"
-// High-level math APIs (adv_api): Erf, Erfc, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Power.
+// High-level math APIs (adv_api): Erf, Erfc, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Tan, Tanh, Asin, Acos, Power.
 #include "pypto_host_math.h"
 
 #endif  // PYPTO_HOST_KERNEL_OPERATOR_H

@@ -1,5 +1,5 @@
 // pypto_host_math.h -- host (CPU) implementation of the high-level math APIs of Ascend C (CANN's
-// adv_api: Erf, Erfc, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Power) that pypto-ast's kernels call,
+// adv_api: Erf, Erfc, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Tan, Tanh, Asin, Acos, Power) that pypto-ast's kernels call,
 // in the form with a caller-provided sharedTmpBuffer and a count.  Included by kernel_operator.h, as
 // CANN's kernel_operator.h includes the high-level API.  Written from the APIs' documented
 // interfaces and constraints; no CANN code is used.  Implemented in runtime/math.cpp.
@@ -20,7 +20,7 @@
 
 namespace AscendC {
 namespace detail {
-enum class MathFn { Erf, Erfc, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Power };
+enum class MathFn { Erf, Erfc, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Power, Tan, Tanh, Asin, Acos };
 void VecMath(MathFn fn, Dt dt, const TensorDesc& dst, const TensorDesc& src0, const TensorDesc* src1,
              const TensorDesc& sharedTmpBuffer, int64_t count);
 }  // namespace detail
@@ -41,6 +41,10 @@ PYPTO_MATH_UNARY(Cosh)
 PYPTO_MATH_UNARY(Asinh)
 PYPTO_MATH_UNARY(Acosh)
 PYPTO_MATH_UNARY(Atanh)
+PYPTO_MATH_UNARY(Tan)
+PYPTO_MATH_UNARY(Tanh)
+PYPTO_MATH_UNARY(Asin)
+PYPTO_MATH_UNARY(Acos)
 #undef PYPTO_MATH_UNARY
 
 // Power(dst, base, exponent, sharedTmpBuffer, calCount): dst[i] = base[i] ** exponent[i].

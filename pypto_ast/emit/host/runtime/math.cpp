@@ -1,5 +1,5 @@
 // runtime/math.cpp -- the high-level math APIs (pypto_host_math.h): Erf, Erfc, Atan, Sinh, Cosh,
-// Asinh, Acosh, Atanh and Power on half/float, each element computed in double with the C library
+// Asinh, Acosh, Atanh, Tan, Tanh, Asin, Acos and Power on half/float, each element computed in double with the C library
 // and rounded once to the element type.
 #include "runtime/internal.h"
 
@@ -18,7 +18,7 @@ const MathInfo& InfoOf(MathFn fn)
 {
     static const MathInfo info[] = {{"Erf", 3, 8}, {"Erfc", 7, 16}, {"Atan", 5, 12}, {"Sinh", 1, 4},
                                     {"Cosh", 2, 6}, {"Asinh", 3, 3}, {"Acosh", 1, 2}, {"Atanh", 1, 4},
-                                    {"Power", 5, 8}};
+                                    {"Power", 5, 8}, {"Tan", 4, 10}, {"Tanh", 1, 4}, {"Asin", 2, 6}, {"Acos", 2, 6}};
     return info[static_cast<int>(fn)];
 }
 
@@ -34,6 +34,10 @@ double Apply(MathFn fn, double x, double y)
     case MathFn::Acosh: return std::acosh(x);
     case MathFn::Atanh: return std::atanh(x);
     case MathFn::Power: return std::pow(x, y);
+    case MathFn::Tan: return std::tan(x);
+    case MathFn::Tanh: return std::tanh(x);
+    case MathFn::Asin: return std::asin(x);
+    case MathFn::Acos: return std::acos(x);
     }
     return x;
 }
