@@ -423,6 +423,7 @@ class _BlockPlanner:
         self.colreduce: set = set()  # reductions over the rows ([R, C] -> [1, C])
         self.done: list = []  # closed segments, launched in order at the end
         self.checks: list = []  # (span, control-program line): region checks, run before the block's kernels
+        self.conv_views: dict = {}  # views a conv reads through N-D strides (conv.py NdView)
         self.index = IndexPlanner(self)  # argmax, sort, gather, scatter, scans: kernels of their own (index.py)
 
     # -- segment management --------------------------------------------------------------
@@ -501,6 +502,8 @@ class _BlockPlanner:
             if x.name in self.ub:
                 return self.materialize(x.name, span)
             g = self.env.get(x.name)
+            if g is None and x.name in self.conv_views:
+                raise self.conv_views[x.name].error
             if g is None:
                 raise EmitError(f"value %{x.name} is not defined here", span)
             return g
@@ -547,7 +550,13 @@ class _BlockPlanner:
             valid = op.attr("valid_shape")
             if any(not isinstance(d, int) for d in shape) and valid is not None:
                 unsupported(f"a view of dynamic shape with valid_shape", span)
-            self.env[op.results[0]] = gm.view(g, tuple(op.attr("offsets")), shape, valid, span, named)
+            try:
+                self.env[op.results[0]] = gm.view(g, tuple(op.attr("offsets")), shape, valid, span, named)
+            except EmitError as exc:  # rows not evenly spaced: only a conv reads such a view (conv.py)
+                if not (named and ("not evenly spaced" in exc.message or "not a row prefix" in exc.message)):
+                    raise
+                from .strided import nd_view
+                self.conv_views[op.results[0]] = nd_view(g.buf, tuple(op.attr("offsets")), shape, valid, exc)
             self._check_view(src, g, named, tuple(op.attr("offsets")), shape, valid, span)
             return
         if code == "reshape":
@@ -569,6 +578,10 @@ class _BlockPlanner:
             return
         if code == "matmul":
             self.matmul(op)
+            return
+        if code == "conv":
+            from .conv import plan_conv
+            plan_conv(self, op)
             return
         if code == "transpose":
             self.transpose(op)
@@ -849,7 +862,17 @@ class _BlockPlanner:
         if buf is None:
             raise EmitError(f"unknown tensor @{dst.name}", span)
         offsets = tuple(op.attr("offsets"))
-        self.store(val, buf, offsets, span)
+        if isinstance(val, ir.Value) and val.name in self.conv_views and val.name not in self.env:
+            from .strided import store_strided  # a partially valid conv result (conv.py)
+            store_strided(self, val, buf, offsets, span)
+            return
+        try:
+            self.store(val, buf, offsets, span)
+        except EmitError as exc:  # rows not evenly spaced in @buf: slabs copied by N-D strides (strided.py)
+            if "not evenly spaced" not in exc.message:
+                raise
+            from .strided import store_strided
+            store_strided(self, val, buf, offsets, span)
 
     def store(self, val, buf: gm.Buffer, offsets: tuple, span):
         if not isinstance(val, (ir.Value, ir.TensorRef)):

@@ -71,6 +71,7 @@ class MatmulSpec:
     bias: bool = False          # a bias row of n fp32 elements added to every row of c
     valid_batches: bool = False  # the tiling's last int64: how many matrices hold data (the rest are skipped)
     valid_mnk: bool = False     # three more int64 (last): the valid m, n, k (<= m, n, k) the control program computed
+    relu: bool = False          # Fixpipe's reluEn: max(c, 0) before the rounding (conv's relu_type)
     comment: str = ""
 
 
@@ -405,7 +406,7 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     w("        qCO1.EnQue(cL0);")
     w(f"        cL0 = qCO1.DeQue<{AT}>();")
     w(f"        Fixpipe(cGm[cBase + static_cast<uint64_t>(m0) * kLdc + n0], cL0, FixpipeParamsV220{{{u16}(curN), "
-      f"{u16}(curM), {u16}(padM), kLdc, false, QuantMode_t::{quant}, 0, 1, 0, 0, 0}});")
+      f"{u16}(curM), {u16}(padM), kLdc, {'true' if s.relu else 'false'}, QuantMode_t::{quant}, 0, 1, 0, 0, 0}});")
     w("        qCO1.FreeTensor(cL0);")
     w("    }")
     w("}")

@@ -116,6 +116,9 @@ EMITTED = (
     Emitted("dequantize", ("int8->fp32", "int16->fp32"), ("Cast", "Adds", "Muls", "Mul"),
             f"{_ELEMENTWISE}: Cast int8 -> half -> float (int16 -> float), - zero point, * scale per row or column",
             ("dequantize",)),
+    Emitted("conv", FB, ("DataCopyPad", "Gather", "LoadData", "Mmad", "Fixpipe"),
+            "emit/conv.py: im2col through UB (Gather, bit copies) into GM, then the matmul kernel per group; bias as "
+            "an extra K column (fp32 bias of bf16: three bf16 parts), relu by Fixpipe's reluEn"),
     # the math functions: the high-level math APIs where A2 has them (runtime/math.cpp, pypto_host_math.h)
     *(Emitted(op, FB, (api,), f"adv_api {api} (work buffer as its sharedTmpBuffer), computed in double and rounded "
               "once; 16-bit dtypes widened to fp32", (op,))
@@ -218,7 +221,6 @@ LOWERED_INTO = {
 GAPS = {
     name: "pypto-ast's Ascend C emitter does not support it yet (PTO109)"
     for name in (
-        "conv",
     )
 }
 """Ops the front end lowers that the emitter stops at, with the reason."""

@@ -200,7 +200,7 @@ Compute the value as a tensor (`pypto.where`, or write it in both arms), or move
 ## What it means
 The kernel lowered to IR, but the emitter asked for (`--emit ascendc`, `--build`, `--run --backend host`,
 `--emit python`) cannot express one of its ops or layouts yet: for example an op that lowers to IR but has
-no Ascend C implementation (`pypto.argsort`, `pypto.conv`), or a layout change the vector unit cannot do in
+no Ascend C implementation (`pypto.quantize`, `pypto.uniform`), or a layout change the vector unit cannot do in
 one kernel. The message names the op and points at its source line.
 
 ## Fix

@@ -1057,12 +1057,40 @@ op_dequantize = op_quantize
 
 def op_conv(ctx, name, args, kwargs):
     """conv(input, weight, out_dtype, strides, paddings, dilations, *, groups=1, ...): NC(D)HW in,
-    (Cout, Cin/groups, K...) weight; each output extent is (in + pads - dilation*(k-1) - 1)//stride + 1."""
+    (Cout, Cin/groups, K...) weight; each output extent is (in + pads - dilation*(k-1) - 1)//stride + 1.
+
+    pypto's own rules (op/conv.py, pypto-conv.md) are PTO106 here: dtypes, transposed conv, ranks,
+    parameter lengths, groups.  ``extend_params``: the bias is the third operand; ``relu_type``
+    RELU becomes ``relu``; a scale (quantized conv) is kept as ``scale`` for the emitter to name."""
     x = _tensor(_arg(args, kwargs, 0, "input_conv"), "the input of pypto.conv")
     w = _tensor(_arg(args, kwargs, 1, "weight"), "the weight of pypto.conv")
+    _page_dtype(name, x, ("fp16", "bf16", "fp32"))
+    if x.dtype is not None and w.dtype is not None and x.dtype.ir != w.dtype.ir:
+        raise OpError(f"pypto.conv: input and weight data types must be consistent, got {x.dtype.ir} and "
+                      f"{w.dtype.ir} (op page: pypto-conv.md)")
     out_dtype = dtype_of(_arg(args, kwargs, 2, "out_dtype")) or x.dtype
+    if out_dtype is not None and x.dtype is not None and out_dtype.ir != x.dtype.ir:
+        raise OpError(f"pypto.conv: the output data type must be the input's ({x.dtype.ir}), got {out_dtype.ir} "
+                      f"(op page: pypto-conv.md)")
+    if kwargs.get("transposed") is True:
+        raise OpError("pypto.conv: transposed conv is not supported (pypto: 'Conv transpose true is not supported "
+                      "yet.')")
+    if x.rank is not None and w.rank is not None and (x.rank != w.rank or x.rank not in (3, 4, 5)):
+        raise OpError(f"pypto.conv: input and weight must both have rank 3, 4 or 5, got {x.rank} and {w.rank}")
     strides, pads, dils = (_arg(args, kwargs, i, key) for i, key in ((3, "strides"), (4, "paddings"),
                                                                     (5, "dilations")))
+    groups = kwargs.get("groups", 1)
+    if x.rank is not None:
+        n = x.rank - 2
+        for what, v, want in (("strides", strides, n), ("dilations", dils, n), ("paddings", pads, 2 * n)):
+            if isinstance(v, (list, tuple)) and len(v) != want:
+                raise OpError(f"pypto.conv: {what} of a {n}-D conv needs {want} values, got {len(v)}")
+    if isinstance(groups, int) and x.shape is not None and w.shape is not None:
+        cin, cout, cin_w = (const_of(d) for d in (x.shape[1], w.shape[0], w.shape[1]))
+        if groups < 1 or (cin is not None and cin_w is not None and cin != cin_w * groups) or \
+                (cout is not None and cout % groups):
+            raise OpError(f"pypto.conv: groups={groups} must divide Cout and give Cin = Cin(weight) * groups "
+                          f"(input Cin {cin}, weight {list(w.shape)})")
     shape = None
     if x.shape is not None and w.shape is not None and len(x.shape) == len(w.shape) >= 3 and all(
             isinstance(v, (list, tuple)) for v in (strides, pads, dils)):
@@ -1077,12 +1105,27 @@ def op_conv(ctx, name, args, kwargs):
             else:
                 spatial.append((extent + lo + hi - dil * (k - 1) - 1) // stride + 1)
         shape = (x.shape[0], w.shape[0]) + tuple(spatial)
-    operands = (x, w) + tuple(v for v in (kwargs.get("extend_params") or {}).values() if isinstance(v, Tensor)) \
-        if isinstance(kwargs.get("extend_params"), dict) else (x, w)
+    extend = kwargs.get("extend_params")
+    extend = extend if isinstance(extend, dict) else {}
+    bias = extend.get("bias_tensor")
+    operands = (x, w) + ((bias,) if isinstance(bias, Tensor) else ())
+    if isinstance(bias, Tensor) and bias.dtype is not None and x.dtype is not None and bias.dtype.ir not in (
+            (x.dtype.ir, "fp32") if x.dtype.ir == "bf16" else (x.dtype.ir,)):
+        raise OpError(f"pypto.conv: a {x.dtype.ir} conv takes a {x.dtype.ir} bias"
+                      f"{' (or fp32, as A2 and A3 require)' if x.dtype.ir == 'bf16' else ''}, not {bias.dtype.ir} "
+                      f"(op page: pypto-conv.md)")
     attrs = {"strides": tuple(strides) if isinstance(strides, (list, tuple)) else None,
              "paddings": tuple(pads) if isinstance(pads, (list, tuple)) else None,
              "dilations": tuple(dils) if isinstance(dils, (list, tuple)) else None,
-             "groups": kwargs.get("groups", 1)}
+             "groups": groups}
+    relu = extend.get("relu_type")
+    relu = getattr(relu, "qualname", relu)
+    if isinstance(relu, str) and relu.endswith(".RELU"):
+        attrs["relu"] = True
+    elif relu is not None and not (isinstance(relu, str) and relu.endswith(".NO_RELU")):
+        attrs["relu"] = str(relu)  # a relu type the emitter does not know: it names it
+    if extend.get("scale") not in (None, 0, 0.0) or extend.get("scale_tensor") is not None:
+        attrs["scale"] = True
     return ctx.emit("conv", operands, attrs, shape, out_dtype, tile="cube")
 
 

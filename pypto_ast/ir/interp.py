@@ -1836,3 +1836,49 @@ def _op_dequantize(m: _Machine, op: Op) -> TVal:
 
 
 OPS.update({"quantize": _op_quantize, "dequantize": _op_dequantize})
+
+
+def _op_conv(m: _Machine, op: Op) -> TVal:
+    """``conv(x, w[, bias])`` (pypto-conv.md): torch's conv1d/2d/3d in double on the valid input,
+    explicit (lo, hi) zero padding, bias and relu, rounded once to the input's dtype.  A partially
+    valid input (a view's valid_shape) convolves its valid data: the output's valid extent
+    follows from it."""
+    x, w = m.value(op.operands[0]), m.value(op.operands[1])
+    _check_dtype(m, op, x.dtype)
+    nd = len(x.shape) - 2
+    if w.dtype != x.dtype or len(w.shape) != len(x.shape) or not 1 <= nd <= 3:
+        raise m.err(f"conv: input {x.dtype}{list(x.shape)} and weight {w.dtype}{list(w.shape)} do not match")
+    if m.attr(op, "scale", False):
+        raise m.err("conv: a quantized conv (scale) is not supported")
+    if w.valid != tuple(w.shape) or x.valid[1] != x.shape[1]:
+        raise m.err(f"conv: the weight and the input's channels must be fully valid (input valid {list(x.valid)}, "
+                    f"weight valid {list(w.valid)})")
+    strides, dils = (tuple(m.evaluate_attr(m.attr(op, k))) for k in ("strides", "dilations"))
+    pads, groups = tuple(m.evaluate_attr(m.attr(op, "paddings"))), m.attr(op, "groups", 1)
+    bias = None
+    if len(op.operands) > 2:
+        b = m.value(op.operands[2])
+        if b.valid != (w.shape[0],):
+            raise m.err(f"conv: the bias must be a fully valid ({w.shape[0]},), got {list(b.shape)}")
+        bias = b.data.double()
+    xd = x.data.double()
+    pad = []
+    for i in reversed(range(nd)):  # F.pad: the last axis first
+        pad += [pads[2 * i], pads[2 * i + 1]]
+    xd = torch.nn.functional.pad(xd, pad)
+    out_sp = [(xd.shape[2 + i] - dils[i] * (w.shape[2 + i] - 1) - 1) // strides[i] + 1 for i in range(nd)]
+    if min(out_sp + [xd.shape[0]]) <= 0:
+        out = torch.zeros((max(xd.shape[0], 0), w.shape[0]) + tuple(max(s, 0) for s in out_sp), dtype=torch.float64)
+    else:
+        fn = (torch.nn.functional.conv1d, torch.nn.functional.conv2d, torch.nn.functional.conv3d)[nd - 1]
+        out = fn(xd, w.data.double(), bias, stride=strides, dilation=dils, groups=groups)
+    if m.attr(op, "relu", False) is True:
+        out = torch.relu(out)
+    shape = (x.shape[0], w.shape[0]) + tuple(
+        (x.shape[2 + i] + pads[2 * i] + pads[2 * i + 1] - dils[i] * (w.shape[2 + i] - 1) - 1) // strides[i] + 1
+        for i in range(nd))
+    return TVal(out.to(TORCH_DTYPES[x.dtype]).contiguous(), shape, x.dtype)
+
+
+_DT["conv"] = FLOATS
+OPS["conv"] = _op_conv
