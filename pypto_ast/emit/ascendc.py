@@ -1056,7 +1056,7 @@ class _BlockPlanner:
             if g.rows < 0 or not gm.static_ld(g):
                 unsupported(f"matmul of a dynamically shaped operand {x!r}", span)
             if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols:
-                if i < 2 and math.prod(g.shape[:-2]) == 1:
+                if i < 2 and math.prod(g.shape[:-2]) == 1 and math.prod(oshape[:-2]) == 1:
                     partial.add(i)
                     continue
                 batched = math.prod(g.shape[:-2]) > 1 or math.prod(oshape[:-2]) == 1  # not broadcast
@@ -1068,7 +1068,7 @@ class _BlockPlanner:
         ta, tb = bool(op.attr("a_trans")), bool(op.attr("b_trans"))
         valid_mnk = None
         if partial:  # valid m = a's, valid n = b's, valid k = both's (the interpreter checks they agree)
-            if valid_batches or math.prod(op.types[0].shape[:-2]) > 1:
+            if valid_batches or math.prod(oshape[:-2]) > 1:
                 unsupported(f"matmul of a partially valid operand {ops[min(partial)]!r} in a batched matmul", span)
             vm, vka = (ga.vc, ga.vr) if ta else (ga.vr, ga.vc)
             vkb, vn = (gb.vc, gb.vr) if tb else (gb.vr, gb.vc)
