@@ -119,13 +119,13 @@ F32 = pypto.DT_FP32
 @pypto.frontend.jit
 def v(x: pypto.Tensor((16, 64), F32), out: pypto.Tensor((16, 1), F32)):
     pypto.set_vec_tile_shapes(16, 64)
-    out[:] = pypto.var(x, dim=-1, keepdim=True)
+    out[:] = pypto.var(pypto.view(x, [16, 64], [0, 0], valid_shape=[16, 60]), dim=-1, keepdim=True)
 
 def example_inputs():
     return {"x": torch.ones(16, 64), "out": torch.zeros(16, 1)}
 
 def reference(x, out):
-    return {"out": x.var(-1, keepdim=True)}
+    return {"out": x[:, :60].var(-1, keepdim=True)}
 '''
 
 
