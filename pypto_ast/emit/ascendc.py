@@ -1073,7 +1073,6 @@ class _BlockPlanner:
             vm, vka = (ga.vc, ga.vr) if ta else (ga.vr, ga.vc)
             vkb, vn = (gb.vc, gb.vr) if tb else (gb.vr, gb.vc)
             valid_mnk = (vm, vn, gm.emin(vka, vkb))
-        oshape = gm.static_dims(op.types[0].shape, span, "matmul shape")
         sa, sb = ga.shape, gb.shape
         if len(sa) != len(sb) or len(sa) < 2 or (math.prod(sa[:-2]) > 1 and math.prod(sb[:-2]) > 1
                                                   and sa[:-2] != sb[:-2]):
