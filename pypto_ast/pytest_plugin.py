@@ -14,11 +14,17 @@ official scripts use (``npu:$TILE_FWK_DEVICE_ID``, which the drop-in's torch_npu
 the CPU, so ``if "npu" in device:`` checks run), or ``cpu`` when the real torch_npu is present
 (no NPU is used: kernels run on the pypto-ast backend).  A conftest's own ``device`` fixture
 takes precedence.  The header line of the run names the backend.
+
+``--pypto-run-skipped-large`` lifts the skips a suite puts on its tests for their size
+(``@pytest.mark.skip(reason="large test case")``, or a reason naming a size such as ``"t=16"``):
+those are the shapes users run, and on a CPU backend only time limits them.  Other skips (a torch
+version, "precision test", "temporarily disabled") stay.
 """
 
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -35,6 +41,27 @@ def pytest_addoption(parser):
     group.addoption("--pypto-backend", dest="pypto_backend", choices=_CHOICES, default=None,
                     help="where kernels run: interp (torch reference interpreter) or host (emitted Ascend C "
                          "built with g++); default $PYPTO_AST_BACKEND or interp")
+    group.addoption("--pypto-run-skipped-large", dest="pypto_run_skipped_large", action="store_true",
+                    default=False, help="run the tests a suite skips for their size (reason 'large test case', "
+                                        "'t=16', ...)")
+
+
+_SIZE_REASON = re.compile(r"\blarge\b|^\s*[a-z]\w*\s*=\s*\d+\s*$", re.IGNORECASE)
+
+
+def size_skip(mark) -> bool:
+    """Is this ``skip`` mark one a suite puts on a test for its size (see the module docstring)?"""
+    if mark.name != "skip":
+        return False
+    reason = mark.kwargs.get("reason", mark.args[0] if mark.args else "")
+    return bool(_SIZE_REASON.search(str(reason)))
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("pypto_run_skipped_large", default=False):
+        return
+    for item in items:
+        item.own_markers[:] = [mark for mark in item.own_markers if not size_skip(mark)]
 
 
 def _backend_of(config) -> str:

@@ -188,6 +188,45 @@ def test_pytest_plugin(tmp_path, backend):
     assert "test_double[8] PASSED" in done.stdout and "test_double[24] PASSED" in done.stdout
 
 
+def test_plugin_runs_skipped_large(tmp_path):
+    """--pypto-run-skipped-large lifts the skips a suite puts on tests for their size (a reason
+    "large test case" or naming a size such as "t=16", on a function or a pytest.param) and keeps
+    the others; without the flag every skip holds."""
+    write(tmp_path / "test_sizes.py", """
+        import pytest
+
+
+        @pytest.mark.skip(reason="large test case")
+        def test_large():
+            pass
+
+
+        @pytest.mark.skip("t=16")
+        def test_t16():
+            pass
+
+
+        @pytest.mark.skip(reason="ci torch version")
+        def test_torch_version():
+            pass
+
+
+        @pytest.mark.parametrize("n", [1, pytest.param(2, marks=pytest.mark.skip(reason="temporarily disabled")),
+                                       pytest.param(3, marks=pytest.mark.skip(reason="large test case"))])
+        def test_param(n):
+            pass
+    """)
+    base = ["-m", "pytest", "-p", "pypto_ast.pytest_plugin", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
+            "-v", str(tmp_path)]
+    held = python(base, tmp_path)
+    assert "1 passed, 5 skipped" in held.stdout, held.stdout
+    lifted = python(base + ["--pypto-run-skipped-large"], tmp_path)
+    assert "4 passed, 2 skipped" in lifted.stdout, lifted.stdout
+    for name in ("test_large PASSED", "test_t16 PASSED", "test_param[3] PASSED", "test_torch_version SKIPPED",
+                 "test_param[2] SKIPPED"):
+        assert name in lifted.stdout, lifted.stdout
+
+
 # =============================================================================================
 # in-process: the namespaces
 # =============================================================================================
