@@ -53,6 +53,8 @@ def _reason(report) -> tuple:
     crash = getattr(getattr(info, "reprcrash", None), "message", None)
     text = crash or str(info or "")
     first = text.strip().splitlines()[0] if text.strip() else ""
+    if "(): argument `" in first:  # the jit's located check of an argument: a clean refusal, not a crash
+        return "unsupported", _one_line(text)
     for name in ("Unsupported", "KernelError", "DropinError"):
         if f"pypto_ast.dropin.{name}" in text or first.startswith(f"{name}:") or f"dropin.{name}:" in text:
             return "unsupported", _one_line(text)

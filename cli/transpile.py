@@ -3,8 +3,9 @@
     pypto-transpile FILE --list                                   # every kernel: location, kind, name
     pypto-transpile FILE --emit ir|python|dot [-o OUT] [--kernel NAME] [--shape NAME=64x128[:fp16]]...
     pypto-transpile FILE --emit ascendc -o DIR [--soc SOC]        # kernels, control.cpp, manifest.json
-    pypto-transpile FILE --build --backend host [-o DIR] [--soc SOC]   # compile them; prints the library
+    pypto-transpile FILE --build --backend host|npu [-o DIR] [--soc SOC]   # compile them; prints the library
     pypto-transpile FILE --run [--backend interp|host] [--soc SOC] [--kernel NAME]
+    pypto-transpile doctor [--backend interp|host|npu] [--json]  # what a backend needs here, with fixes
 
 The kernel is read from FILE's source and never executed, except by ``--run``, which imports
 the module for its ``example_inputs()`` and ``reference()`` (and still lowers from source).
@@ -26,7 +27,7 @@ from pypto_ast.diagnostics import Diagnostic
 from pypto_ast.emit.soc import DEFAULT_SOC, SOCS
 from pypto_ast.render import render
 
-BACKENDS = ("interp", "host")
+BACKENDS = ("interp", "host", "npu")
 
 EMITTERS = ("ir", "python", "dot", "ascendc")
 
@@ -115,6 +116,40 @@ def _shapes(ctx: click.Context, param: click.Parameter, values: tuple) -> dict:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--backend", default="npu", type=click.Choice(list(BACKENDS)), show_default=True,
+              help="the backend whose needs decide the exit status")
+@click.option("--json", "as_json", is_flag=True, help="print the checks as JSON")
+def doctor(backend, as_json) -> None:
+    """Check what a backend needs on this machine (CANN, driver, device, torch_npu, g++), with a fix for each
+    failure; exit 0 when everything --backend needs is there."""
+    import json
+
+    from pypto_ast import doctor as checks
+
+    found = checks.run_checks()
+    if as_json:
+        click.echo(json.dumps(checks.as_json(found, backend), indent=1))
+    else:
+        click.echo(checks.render(found, backend), nl=False)
+    raise SystemExit(0 if checks.ready(found, backend) else 1)
+
+
+class _TranspileCommand(click.Command):
+    """``pypto-transpile FILE ...``, and ``pypto-transpile doctor ...`` (a file named ``doctor`` is
+    given as ``./doctor``)."""
+
+    def main(self, args=None, prog_name=None, **kwargs):
+        import sys
+
+        argv = list(sys.argv[1:] if args is None else args)
+        if argv[:1] == ["doctor"]:
+            return doctor.main(argv[1:], prog_name=f"{prog_name or 'pypto-transpile'} doctor", **kwargs)
+        return super().main(argv, prog_name=prog_name, **kwargs)
+
+
+@click.command(cls=_TranspileCommand, context_settings={"help_option_names": ["-h", "--help"]},
+               epilog="pypto-transpile doctor [--backend interp|host|npu] [--json]: what a backend needs on this "
+                      "machine, with a fix for each failure.")
 @click.version_option(__version__, prog_name="pypto-transpile")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--emit", "emit", type=click.Choice(EMITTERS),
@@ -122,9 +157,11 @@ def _shapes(ctx: click.Context, param: click.Parameter, values: tuple) -> dict:
 @click.option("-o", "--output", type=click.Path(),
               help="write the emitted text here instead of stdout (a directory for --emit ascendc / --build)")
 @click.option("--run", "do_run", is_flag=True, help="run example_inputs() through a backend and compare with reference()")
-@click.option("--build", "do_build", is_flag=True, help="compile the emitted Ascend C (needs --backend host)")
+@click.option("--build", "do_build", is_flag=True,
+              help="compile the emitted Ascend C (--backend host: g++ on the CPU model; npu: CANN's bisheng)")
 @click.option("--backend", default="interp", type=click.Choice(list(BACKENDS)), show_default=True,
-              help="interp: the torch interpreter; host: emitted Ascend C compiled with g++ on the CPU model")
+              help="interp: the torch interpreter; host: emitted Ascend C compiled with g++ on the CPU model; "
+                   "npu: compiled with CANN's bisheng (--build only)")
 @click.option("--soc", default=DEFAULT_SOC, type=click.Choice(list(SOCS), case_sensitive=False), show_default=True,
               help="the SoC whose memory sizes bound the emitted buffers (UB budget)")
 @click.option("--list", "do_list", is_flag=True, help="list the file's kernels (location, kind, the name --kernel takes)")
@@ -140,8 +177,11 @@ def main(file, emit, output, do_run, do_build, backend, soc, do_list, kernel_nam
     from pypto_ast import pipeline
 
     soc = soc.lower()
-    if do_build and backend != "host":
-        raise click.UsageError("--build needs --backend host")
+    if do_build and backend not in ("host", "npu"):
+        raise click.UsageError("--build needs --backend host or --backend npu")
+    if do_run and backend == "npu":
+        raise click.UsageError("--run --backend npu: launching on an NPU is not implemented yet; "
+                               "--build --backend npu compiles for one, --run --backend host runs the same Ascend C")
     if sum(map(bool, (emit, do_run, do_build, do_list))) > 1:
         raise click.UsageError("choose one of --list, --emit, --run, --build")
     if emit == "ascendc" and not output:
@@ -157,8 +197,9 @@ def main(file, emit, output, do_run, do_build, backend, soc, do_list, kernel_nam
             raise SystemExit(_run(file, kernel_name, shapes, backend, soc, merge_loop1, progress))
         program = pipeline.lower_file(file, kernel_name, shapes=shapes, merge_loop1=merge_loop1)
         if do_build:
-            library = pipeline.build_host(program, soc=soc, out_dir=output, progress=progress)
-            click.echo(f"built {program.name} for {soc} (host backend): {_display(str(library))}")
+            build = pipeline.build_npu if backend == "npu" else pipeline.build_host
+            library = build(program, soc=soc, out_dir=output, progress=progress)
+            click.echo(f"built {program.name} for {soc} ({backend} backend): {_display(str(library))}")
             return
         if emit == "ascendc":
             files = pipeline.emit(program, "ascendc", soc=soc, spans=not no_spans)

@@ -55,7 +55,7 @@ def _user_cache_dir() -> str:
 
 def reload() -> None:
     """Re-read every knob from the environment (import does this once)."""
-    global cache_dir, always_compile, dump, backtrace, backend, cxx, host_threads
+    global cache_dir, always_compile, dump, backtrace, backend, cxx, host_threads, ascend_driver
 
     cache_dir = Path(_text("PYPTO_AST_CACHE_DIR", _user_cache_dir())).expanduser()
     """Root of the compile cache (default: the user's cache directory, ``$XDG_CACHE_HOME`` or
@@ -81,6 +81,9 @@ def reload() -> None:
     host_threads = _count("PYPTO_AST_HOST_THREADS", 0)
     """Threads the host backend runs a launch's blocks on; 0 = one per core (capped by blocks)."""
 
+    ascend_driver = Path(_text("PYPTO_AST_ASCEND_DRIVER", "/usr/local/Ascend/driver")).expanduser()
+    """The Ascend driver's install directory, whose ``version.info`` the doctor reads."""
+
 
 cache_dir: Path
 always_compile: bool
@@ -88,6 +91,7 @@ dump: bool
 backtrace: bool
 backend: str
 cxx: str
+ascend_driver: Path
 host_threads: int
 
 reload()

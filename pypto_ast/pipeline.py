@@ -291,6 +291,43 @@ def build_host(program, *, soc: Optional[str] = None, out_dir: Optional[str] = N
     return dest
 
 
+def build_npu(program, *, soc: Optional[str] = None, out_dir: Optional[str] = None, progress=None,
+              environ=None):
+    """Emit and compile the NPU library with the CANN toolkit found in ``environ`` (default: this
+    process's); with ``out_dir`` the sources, the launchers and ``lib<program>.so`` are written there.
+    A compiler error at a kernel line is a located PTO112; a missing toolkit a PipelineError."""
+    import shutil
+    from pathlib import Path
+
+    from .emit import npu_build
+    from .emit.cann import ToolkitError, find_toolkit
+    from .emit.soc import DEFAULT_SOC
+    from .ir.nodes import Span
+
+    files = emit(program, "ascendc", soc=soc)
+    try:
+        toolkit = find_toolkit(environ)
+        lib = npu_build.build_npu_library(files, toolkit, soc=soc or DEFAULT_SOC, progress=progress)
+    except ToolkitError as exc:
+        raise PipelineError(f"cannot build for the NPU: {exc}") from None
+    except npu_build.NpuBuildError as exc:
+        source = os.path.basename(dict(program.attrs).get("source", ""))
+        mine = [loc for loc in exc.locations if os.path.basename(loc.path) == source]
+        if mine:  # a #line maps lines only: the op of that line gives the column
+            from .ir import blocks
+
+            spans = {op.span.line: op.span for block in blocks(program) for op in block.ops if op.span is not None}
+            raise KernelErrors([(f"bisheng: {loc.message}", spans.get(loc.line, Span(loc.line, 0, loc.line, 0)))
+                                for loc in mine], None, code="PTO112") from None
+        raise PipelineError(f"building for the NPU failed: {exc}") from None
+    if out_dir is None:
+        return Path(lib)
+    npu_build.write_build_tree(files, out_dir)
+    dest = Path(out_dir) / f"lib{program.name}.so"
+    shutil.copyfile(lib, dest)
+    return dest
+
+
 def write_files(files: dict, out_dir: str) -> list:
     """Write ``{name: text}`` into ``out_dir`` (created if needed); return the paths written."""
     os.makedirs(out_dir, exist_ok=True)

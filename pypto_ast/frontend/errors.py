@@ -232,6 +232,19 @@ of range. The message says what and where.
 Write the tensor before reading it (`pypto.full`/`zeros`, or a `[:] =` before the loop), keep views
 inside their tensors, cast to a supported dtype first.
 """),
+    _code("PTO112", "device-build-failed", "CANN's compiler rejected an emitted kernel (`--backend npu`)", """
+## What it means
+`--build --backend npu` (or a first call on the NPU) compiled the emitted Ascend C with the CANN toolkit's
+`bisheng`, and it reported an error. The emitted kernels carry `#line` directives, so the error points at
+the kernel's Python line that produced the failing code; the compiler's own message follows. Without a
+toolkit (none of `ASCEND_HOME_PATH`, `ASCEND_TOOLKIT_HOME`, `ASCEND_CANN_PACKAGE_PATH` set and no default
+install) the build stops before any compiler runs: `pypto-transpile doctor --backend npu` says what is missing.
+
+## Fix
+Read the compiler's message: most often the toolkit is older than the API the kernel needs (CANN >= 8.5.0),
+or the SoC (`--soc`) is not the one installed. Report the kernel if the toolkit is current: pypto-ast emitted
+code the real toolchain rejects.
+"""),
     _code("PTO999", "internal-error", "pypto-ast itself failed: a bug to report", """
 ## What it means
 Something in pypto-ast raised an exception it did not expect. The file is not damaged and nothing was
