@@ -249,9 +249,13 @@ def _list(file: str) -> None:
 def _run(file, kernel_name, shapes, backend, soc, merge_loop1, progress) -> int:
     """Import the module (the only place the file runs) for its inputs and reference, lower the
     kernel from its source for those inputs' shapes, run it and compare."""
+    import os
+
     from pypto_ast import live, pipeline
     from pypto_ast.runner import run_and_compare
 
+    if "torch" not in sys.modules:  # a torch_npu without CANN would break the module's `import torch` (design §20)
+        os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
     module = live.load_module(file)
     if not hasattr(module, "example_inputs"):
         raise pipeline.PipelineError("--run needs the module to define example_inputs() (a dict of arguments by "

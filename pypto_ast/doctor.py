@@ -55,12 +55,34 @@ def check_python() -> Check:
     return Check("python", "ok", f"{platform.python_version()} ({sys.executable})", needed_by=ALL)
 
 
-def check_torch() -> Check:
+def check_torch(environ: Mapping[str, str], python: str = sys.executable) -> Check:
+    """torch installed, and ``import torch`` working in a child process: with torch >= 2.5 it imports
+    every installed device extension, so a torch_npu without CANN makes ``import torch`` itself fail."""
     version = _version("torch")
     if version is None:
         return Check("torch", "fail", "not installed", "pip install torch==2.13.0 (the CPU build; then "
                      "pip install -e \".[run]\")", needed_by=ALL)
-    return Check("torch", "ok", version, needed_by=ALL)
+    ok, why = _imports(python, "torch", environ)
+    if ok:
+        return Check("torch", "ok", version, needed_by=ALL)
+    if "backend extension" in why:
+        return Check("torch", "fail", f"{version}, but `import torch` fails: {why}",
+                     "export TORCH_DEVICE_BACKEND_AUTOLOAD=0 (torch then skips the broken extension; the drop-in "
+                     "and pytest plugin set it for you), or install CANN and `source <CANN>/set_env.sh`, or "
+                     "pip uninstall torch_npu", needed_by=ALL)
+    return Check("torch", "fail", f"{version}, but `import torch` fails: {why}", "reinstall torch==2.13.0",
+                 needed_by=ALL)
+
+
+def _imports(python: str, module: str, environ: Mapping[str, str]) -> tuple:
+    """(ok, last error line) of ``import module`` in a child process."""
+    try:
+        done = subprocess.run([python, "-c", f"import {module}"], capture_output=True, text=True, timeout=180,
+                              env=dict(environ))
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, str(exc)
+    lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+    return done.returncode == 0, (lines[-1] if lines else f"exit status {done.returncode}")
 
 
 def check_host_compiler() -> Check:
@@ -90,13 +112,7 @@ def check_torch_npu(environ: Mapping[str, str], python: str = sys.executable) ->
                             f"torch_npu {npu_version}", needed_by=("npu",)))
     else:
         checks.append(Check("torch_npu", "ok", f"{npu_version} (torch {torch_version})", needed_by=("npu",)))
-    try:
-        done = subprocess.run([python, "-c", "import torch_npu"], capture_output=True, text=True, timeout=120,
-                              env=dict(environ))
-        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
-        ok, why = done.returncode == 0, (lines[-1] if lines else f"exit status {done.returncode}")
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        ok, why = False, str(exc)
+    ok, why = _imports(python, "torch_npu", dict(environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0"))
     if ok:
         checks.append(Check("torch_npu import", "ok", "imports", needed_by=("npu",)))
     else:
@@ -175,7 +191,7 @@ def check_graphviz() -> Check:
 def run_checks(environ: Optional[Mapping[str, str]] = None, *, python: str = sys.executable,
                device_nodes: str = DEVICE_NODES) -> list:
     environ = dict(os.environ if environ is None else environ)
-    return [check_python(), check_torch(), check_host_compiler(), *check_torch_npu(environ, python),
+    return [check_python(), check_torch(environ, python), check_host_compiler(), *check_torch_npu(environ, python),
             *check_cann(environ), check_driver(environ), *check_devices(environ, device_nodes), check_graphviz()]
 
 

@@ -53,6 +53,7 @@ import types
 from typing import Optional
 
 BACKENDS = ("interp", "host", "auto")
+AUTOLOAD = "TORCH_DEVICE_BACKEND_AUTOLOAD"
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _SKIP_MODULES = ("runpy", "functools", "contextlib")  # machinery between the caller and the drop-in
@@ -758,6 +759,11 @@ def install(backend: str = "interp", *, npu_devices: bool = True) -> None:
     _state.backend = backend
     if _state.installed:
         return
+    if "torch" not in sys.modules:
+        # torch >= 2.5 imports every installed device extension at `import torch`; torch_npu installed
+        # without CANN then makes `import torch` itself fail (libhccl.so).  The drop-in imports torch_npu
+        # explicitly below (the real one when it works) and the scripts it runs do too.
+        os.environ.setdefault(AUTOLOAD, "0")
     _state.saved = {n: m for n, m in sys.modules.items() if _served_names(n)}
     for name in list(_state.saved):
         if name.startswith("pypto"):

@@ -304,7 +304,7 @@ def build_npu(program, *, soc: Optional[str] = None, out_dir: Optional[str] = No
     from .emit.soc import DEFAULT_SOC
     from .ir.nodes import Span
 
-    files = emit(program, "ascendc", soc=soc)
+    files = emit(program, "ascendc", soc=soc, npu=True)
     try:
         toolkit = find_toolkit(environ)
         lib = npu_build.build_npu_library(files, toolkit, soc=soc or DEFAULT_SOC, progress=progress)
@@ -348,7 +348,7 @@ def call_kernel(kernel, args: tuple, kwargs: dict, backend: str = "interp") -> A
 
 
 def emit(program, what: str, *, spans: bool = True, source_path: Optional[str] = None,
-         soc: Optional[str] = None):
+         soc: Optional[str] = None, npu: bool = False):
     """Text of a stage: ``ir`` (the printer), ``python`` (explicit PyPTO), ``dot`` (graphviz);
     ``ascendc`` returns ``{file name: text}`` (kernels, control.cpp, manifest.json) after
     checking every block's UB plan against ``soc`` (default ascend910b)."""
@@ -378,7 +378,7 @@ def emit(program, what: str, *, spans: bool = True, source_path: Optional[str] =
         except KeyError as exc:
             raise PipelineError(str(exc.args[0]), source_path) from None
         try:
-            files = emit_program(program, line_directives=spans)
+            files = emit_program(program, line_directives=spans, npu=npu)
         except EmitError as exc:
             raise KernelErrors([(exc.message, exc.span)], source_path, code=exc.code) from None
         except Exception as exc:  # the emitter's own bug: could not run

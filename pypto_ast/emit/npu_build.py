@@ -4,7 +4,9 @@ Each kernel translation unit is compiled for the AI Core it runs on (``--cce-aic
 for vector kernels, ``-cube`` for cube kernels on Atlas A2/A3; CANN 9's ``--npu-arch=dav-2201`` when the
 toolkit is 9.x) together with a small C-ABI launcher, ``pypto_launch_<kernel>(blocks, stream, args)``,
 that launches it with ``<<<blocks, nullptr, stream>>>`` on the stream it is given (never synchronising).
-The objects are linked into one shared library (``-lascendcl -lruntime``).  Why direct invocations
+The NPU control program (``control_npu.cpp``: the host control program's loops and conds against
+``npu/pypto_npu_runtime.h``, entry ``pypto_npu_run(stream, tensors, scalars, dims)``) and that runtime
+are compiled as host C++, and everything is linked into one shared library (``-lascendcl -lruntime``).  Why direct invocations
 and not a generated CMake project: docs/design.md §20.
 
 A compiler failure becomes a :class:`NpuBuildError` whose ``locations`` are the errors the compiler
@@ -28,6 +30,8 @@ from .cann import Toolkit, ToolkitError
 from .realheaders import core_of
 
 LIBRARY = "libpypto_npu.so"
+RUNTIME_DIR = Path(__file__).resolve().parent / "npu"
+REGION = Path(__file__).resolve().parent / "host" / "pypto_host_region.inc"
 COMPILE_TIMEOUT = 600.0
 """Seconds one bisheng run may take before the build is stopped (a hung compiler is an error)."""
 
@@ -81,8 +85,29 @@ def launcher_source(kernel_file: str, kernel_text: str) -> str:
             f'{{\n    {name}<<<blocks, nullptr, stream>>>({args});\n    return 0;\n}}\n')
 
 
+def runtime_sources() -> dict:
+    """The NPU control runtime (``npu/``) and the region check it shares with the host runtime."""
+    return {path.name: path.read_text(encoding="utf-8")
+            for path in (*sorted(RUNTIME_DIR.glob("*.h")), *sorted(RUNTIME_DIR.glob("*.cpp")), REGION)}
+
+
+def build_sources(files: Mapping[str, str]) -> dict:
+    """Every file of the build directory: the kernels, each wrapped with its launcher, the NPU control
+    program and its runtime."""
+    manifest = json.loads(files["manifest.json"])
+    if "control_npu.cpp" not in files:
+        raise build.BuildError("the emitted files have no control_npu.cpp (emit them with npu=True)")
+    sources = {k["file"]: files[k["file"]] for k in manifest["kernels"]}
+    sources.update({f"{k['kernel']}_launch.cpp": launcher_source(k["file"], files[k["file"]])
+                    for k in manifest["kernels"]})
+    sources["control_npu.cpp"] = files["control_npu.cpp"]
+    sources.update(runtime_sources())
+    return sources
+
+
 def commands(files: Mapping[str, str], toolkit: Toolkit, soc: str, *, opt: str = "-O2") -> list:
-    """``[(unit, command)]``: one bisheng compile per kernel, then the link, as they would run."""
+    """``[(unit, command)]``: one bisheng compile per kernel (device code for its core), the control
+    program and its runtime (host C++ against ACL), then the link, as they run."""
     if toolkit.compiler is None:
         raise ToolkitError(f"the CANN toolkit at {toolkit.root} has no bisheng compiler",
                            "install the toolkit's compiler package, or put bisheng on PATH")
@@ -93,6 +118,9 @@ def commands(files: Mapping[str, str], toolkit: Toolkit, soc: str, *, opt: str =
         unit = f"{kernel['kernel']}_launch.cpp"
         out.append((unit, [str(toolkit.compiler), *arch_flags(toolkit, soc, core_of(kernel["kind"])), opt,
                            "-std=c++17", "-fPIC", *includes, "-c", unit, "-o", unit[:-4] + ".o"]))
+    for unit in ("control_npu.cpp", "pypto_npu_runtime.cpp"):
+        out.append((unit, [str(toolkit.compiler), opt, "-std=c++17", "-fPIC", "-I.", f"-I{toolkit.root / 'include'}",
+                           "-c", unit, "-o", unit[:-4] + ".o"]))
     objects = [unit[:-4] + ".o" for unit, _ in out]
     link = [str(toolkit.compiler), "-shared", *objects, "-o", LIBRARY,
             *(f"-L{d}" for d in toolkit.library_dirs()), "-lascendcl", "-lruntime"]
@@ -124,10 +152,7 @@ def _run(command: list, cwd: Path, timeout: float) -> None:
 def build_npu_library(files: Mapping[str, str], toolkit: Toolkit, *, soc: str = "ascend910b",
                       cache_dir=None, timeout: float = COMPILE_TIMEOUT, progress=None) -> Path:
     """The shared library of one emitted program (``files``: ``pipeline.emit(..., "ascendc")``) for ``soc``."""
-    manifest = json.loads(files["manifest.json"])
-    sources = {k["file"]: files[k["file"]] for k in manifest["kernels"]}
-    sources.update({f"{k['kernel']}_launch.cpp": launcher_source(k["file"], files[k["file"]])
-                    for k in manifest["kernels"]})
+    sources = build_sources(files)
     plan = commands(files, toolkit, soc)
     inputs = {"format": build.FORMAT_VERSION, "target": "npu", "soc": soc, "cann": toolkit.version.text,
               "compiler": _compiler_version(toolkit.compiler), "sources": build._source_hashes(sources),
@@ -155,14 +180,11 @@ def build_npu_library(files: Mapping[str, str], toolkit: Toolkit, *, soc: str = 
 
 
 def write_build_tree(files: Mapping[str, str], out_dir: str | os.PathLike) -> None:
-    """The emitted files and each kernel's launcher TU, as the library was built from them."""
+    """The emitted files, each kernel's launcher TU and the control runtime, as the library was built."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    manifest = json.loads(files["manifest.json"])
-    for name, text in files.items():
+    for name, text in {**files, **build_sources(files)}.items():
         (out / name).write_text(text, encoding="utf-8")
-    for k in manifest["kernels"]:
-        (out / f"{k['kernel']}_launch.cpp").write_text(launcher_source(k["file"], files[k["file"]]), encoding="utf-8")
 
 
 def located(error: NpuBuildError) -> list:

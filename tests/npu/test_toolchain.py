@@ -156,7 +156,12 @@ def test_cli_build_invokes_bisheng_per_kernel(tmp_path, env):
     assert "(npu backend)" in done.stdout and (out / "libscaled_softmax.so").is_file()
     manifest = json.loads((out / "manifest.json").read_text())
     compiles = [c for c in calls(tmp_path) if " -c " in c]
-    assert len(compiles) == len(manifest["kernels"]) >= 1
+    assert len(compiles) == len(manifest["kernels"]) + 2 and len(manifest["kernels"]) >= 1
+    assert compiles[-2].endswith("-c control_npu.cpp -o control_npu.o") and "--cce-aicore-arch" not in compiles[-2]
+    assert compiles[-1].endswith("-c pypto_npu_runtime.cpp -o pypto_npu_runtime.o")
+    control = (out / "control_npu.cpp").read_text()
+    assert 'extern "C" int pypto_npu_run(void* stream, void** tensors' in control
+    assert "pypto_host::Tiling(tiling, sizeof tiling)" in control and "PYPTO_NPU_KERNEL(" in control
     for line, kernel in zip(compiles, manifest["kernels"]):
         arch = "dav-c220-cube" if kernel["kind"] == "cube" else "dav-c220-vec"
         assert f"--cce-aicore-arch={arch}" in line and f"-c {kernel['kernel']}_launch.cpp" in line
@@ -197,7 +202,7 @@ def test_compiler_error_elsewhere_keeps_the_message(tmp_path, env):
 def test_a_hung_compiler_is_stopped(tmp_path, env, monkeypatch):
     root = fake_cann(tmp_path / "cann")
     toolkit = cann.find_toolkit({"ASCEND_HOME_PATH": str(root)})
-    files = pipeline.emit(pipeline.lower_file(str(EXAMPLE)), "ascendc")
+    files = pipeline.emit(pipeline.lower_file(str(EXAMPLE)), "ascendc", npu=True)
     monkeypatch.setenv("FAKE_BISHENG_MODE", "hang")
     with pytest.raises(npu_build.NpuBuildError, match="did not finish in 1 s: stopped"):
         npu_build.build_npu_library(files, toolkit, timeout=1)
@@ -205,7 +210,7 @@ def test_a_hung_compiler_is_stopped(tmp_path, env, monkeypatch):
 
 
 def test_cache_key_covers_cann_version_and_soc(tmp_path, env):
-    files = pipeline.emit(pipeline.lower_file(str(EXAMPLE)), "ascendc")
+    files = pipeline.emit(pipeline.lower_file(str(EXAMPLE)), "ascendc", npu=True)
     first = cann.find_toolkit({"ASCEND_HOME_PATH": str(fake_cann(tmp_path / "a"))})
     newer = cann.find_toolkit({"ASCEND_HOME_PATH": str(fake_cann(tmp_path / "b", "8.6.0"))})
     lib = npu_build.build_npu_library(files, first)
@@ -280,18 +285,56 @@ def test_doctor_cli_exit_status_and_json(tmp_path, env):
     assert interp.returncode == 0 and "ready for --backend interp" in interp.stdout
 
 
-def test_doctor_torch_npu_import_failure_is_reported(tmp_path, env):
-    """torch_npu installed but failing at import (as without CANN: libhccl.so): the child's last error line."""
-    fake = tmp_path / "site" / "torch_npu"
-    fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text("raise ImportError('libhccl.so: cannot open shared object file')\n")
-    environ = dict(env, PYTHONPATH=str(tmp_path / "site"))
-    checks = doctor.check_torch_npu(environ)
-    imported = by_name(checks).get("torch_npu import")
-    if imported is None:  # torch_npu's metadata is absent here: the install check stops first
-        assert checks[0].status == "fail" and "not installed" in checks[0].found
-        return
-    assert imported.status == "fail" and "libhccl.so" in imported.found and "CANN" in imported.fix
+def broken_torch_npu(site: Path) -> Path:
+    """A torch_npu installed as the real wheel is on a machine without CANN: its metadata, the
+    ``torch.backends`` entry point torch >= 2.5 loads at ``import torch``, an import that fails in a
+    native library load."""
+    package = site / "torch_npu"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("raise ImportError('libhccl.so: cannot open shared object file: "
+                                         "No such file or directory')\n")
+    info = site / "torch_npu-2.13.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch_npu\nVersion: 2.13.0\n")
+    (info / "entry_points.txt").write_text("[torch.backends]\ntorch_npu = torch_npu:_autoload\n")
+    return site
+
+
+def test_doctor_with_torch_npu_but_no_cann(tmp_path, env):
+    """The state `pip install torch_npu` leaves on a machine without CANN: `import torch` fails (the
+    autoloaded extension), torch_npu's import fails on libhccl.so; both named, each with its fix."""
+    pytest.importorskip("torch")
+    environ = dict(env, PYTHONPATH=str(broken_torch_npu(tmp_path / "site")))
+    environ.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
+    torch_check = doctor.check_torch(environ)
+    assert torch_check.status == "fail" and "backend extension" in torch_check.found
+    assert "TORCH_DEVICE_BACKEND_AUTOLOAD=0" in torch_check.fix
+    sys.path.insert(0, str(tmp_path / "site"))  # the metadata check reads this process's path
+    try:
+        import importlib
+
+        importlib.invalidate_caches()
+        named = by_name(doctor.check_torch_npu(environ))
+    finally:
+        sys.path.remove(str(tmp_path / "site"))
+    assert named["torch_npu"].status == "ok" and "2.13.0" in named["torch_npu"].found
+    assert named["torch_npu import"].status == "fail" and "libhccl.so" in named["torch_npu import"].found
+    assert "CANN" in named["torch_npu import"].fix
+
+
+def test_dropin_runs_with_a_torch_npu_that_cannot_load(tmp_path, env):
+    """The drop-in keeps torch importable (no extension autoload) and serves its torch_npu stub."""
+    pytest.importorskip("torch")
+    script = tmp_path / "script.py"
+    script.write_text("import torch\nimport torch_npu\nimport pypto\n"
+                      "print('stub' if getattr(torch_npu, '__pypto_ast_dropin__', False) else 'real', "
+                      "torch.randn(2, device='npu:0').device)\n")
+    environ = dict(env, PYTHONPATH=os.pathsep.join([str(broken_torch_npu(tmp_path / "site")), str(ROOT)]))
+    environ.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
+    done = subprocess.run([sys.executable, "-m", "pypto_ast.dropin", str(script)], capture_output=True, text=True,
+                          env=environ, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["stub", "cpu"]
 
 
 def test_doctor_needs_neither_torch_nor_numpy(tmp_path, env):

@@ -144,55 +144,11 @@ int64_t ReadInt32(const void* tensor, int64_t i, int64_t n)
     return v;
 }
 
-namespace {
-// "[a, b]", or with tuple "(a, b)" / "(a,)" as Python prints one (the interpreter's messages).
-std::string Dims(int rank, const int64_t* v, bool tuple = false)
-{
-    std::string out(tuple ? "(" : "[");
-    for (int k = 0; k < rank; ++k) out += (k ? ", " : "") + std::to_string(v[k]);
-    if (tuple && rank == 1) out += ",";
-    return out + (tuple ? ")" : "]");
-}
-}  // namespace
+}  // namespace pypto_host
 
-void CheckRegion(Region kind, const char* name, int rank, const int64_t* offsets, const int64_t* shape,
-                 const int64_t* valid, const int64_t* extent)
-{
-    const int64_t* size = valid ? valid : shape;
-    bool negative = false, past = false;  // past: offsets + size beyond extent (sizes >= 0: no overflow)
-    for (int k = 0; k < rank; ++k) {
-        negative = negative || offsets[k] < 0;
-        past = past || (size[k] >= 0 && offsets[k] > extent[k] - size[k]);
-    }
-    const std::string n(name);
-    if (kind == Region::Assemble) {
-        if (negative || past) {
-            Fault("assemble: region offsets " + Dims(rank, offsets) + " + valid " + Dims(rank, size) +
-                  " is out of bounds of " + n + " " + Dims(rank, extent));
-        }
-        return;
-    }
-    if (negative) Fault("view of " + n + ": negative offset " + Dims(rank, offsets));
-    if (valid) {
-        for (int k = 0; k < rank; ++k) {
-            if (valid[k] < 0) Fault("view valid_shape has a negative extent: " + Dims(rank, valid, true));
-        }
-        for (int k = 0; k < rank; ++k) {
-            if (valid[k] > shape[k]) {
-                Fault("view of " + n + ": valid_shape " + Dims(rank, valid) + " exceeds shape " + Dims(rank, shape));
-            }
-        }
-        if (past) {
-            Fault("view of " + n + ": region offsets " + Dims(rank, offsets) + " + valid " + Dims(rank, valid) +
-                  " is out of bounds of " + (kind == Region::ViewOfValue ? "valid extent " : "shape ") +
-                  Dims(rank, extent));
-        }
-    } else if (past) {
-        Fault("view of " + n + ": offsets " + Dims(rank, offsets) + " + shape " + Dims(rank, shape) +
-              " is out of bounds of " + Dims(rank, extent) +
-              (kind == Region::ViewOfTensor ? " (give valid_shape for a partial block)" : ""));
-    }
-}
+#include "pypto_host_region.inc"  // CheckRegion, shared with the NPU control runtime
+
+namespace pypto_host {
 
 namespace fp {
 uint16_t HalfFromDouble(double d) { return static_cast<uint16_t>(Encode(RoundTo(d, kHalf, Rnd::NearestEven), kHalf)); }
