@@ -161,7 +161,7 @@ class _TranspileCommand(click.Command):
               help="compile the emitted Ascend C (--backend host: g++ on the CPU model; npu: CANN's bisheng)")
 @click.option("--backend", default="interp", type=click.Choice(list(BACKENDS)), show_default=True,
               help="interp: the torch interpreter; host: emitted Ascend C compiled with g++ on the CPU model; "
-                   "npu: compiled with CANN's bisheng (--build only)")
+                   "npu: compiled with CANN's bisheng, launched through torch_npu")
 @click.option("--soc", default=DEFAULT_SOC, type=click.Choice(list(SOCS), case_sensitive=False), show_default=True,
               help="the SoC whose memory sizes bound the emitted buffers (UB budget)")
 @click.option("--list", "do_list", is_flag=True, help="list the file's kernels (location, kind, the name --kernel takes)")
@@ -175,13 +175,11 @@ def main(file, emit, output, do_run, do_build, backend, soc, do_list, kernel_nam
          quiet) -> None:
     """Lower the PyPTO kernel in FILE to the control/compute IR (FILE is read, never run, except by --run)."""
     from pypto_ast import pipeline
+    from pypto_ast.errors import BackendUnavailable
 
     soc = soc.lower()
     if do_build and backend not in ("host", "npu"):
         raise click.UsageError("--build needs --backend host or --backend npu")
-    if do_run and backend == "npu":
-        raise click.UsageError("--run --backend npu: launching on an NPU is not implemented yet; "
-                               "--build --backend npu compiles for one, --run --backend host runs the same Ascend C")
     if sum(map(bool, (emit, do_run, do_build, do_list))) > 1:
         raise click.UsageError("choose one of --list, --emit, --run, --build")
     if emit == "ascendc" and not output:
@@ -217,6 +215,9 @@ def main(file, emit, output, do_run, do_build, backend, soc, do_list, kernel_nam
         raise SystemExit(2)
     except (SystemExit, KeyboardInterrupt, click.ClickException):
         raise
+    except BackendUnavailable as exc:
+        _report([_diagnostic(file, str(exc), None, "PTO103")], _source(file))
+        raise SystemExit(2)
     except Exception as exc:  # our bug: one located line, never a traceback (PYPTO_AST_TRACEBACK=1 shows it)
         import os
 

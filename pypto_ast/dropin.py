@@ -457,22 +457,9 @@ def _build_modules() -> dict:
 # =============================================================================================
 def _real_torch_npu() -> bool:
     """Whether the real torch_npu imports here (tried once, never with the stub in place)."""
-    if "torch_npu" in sys.modules and not getattr(sys.modules["torch_npu"], "__pypto_ast_dropin__", False):
-        return True
-    import importlib.util
+    from .backends.npu import torch_npu_works
 
-    try:
-        if importlib.util.find_spec("torch_npu") is None:
-            return False
-    except (ImportError, ValueError):
-        return False
-    try:
-        import torch_npu  # noqa: F401
-    except Exception:  # noqa: BLE001 - installed but unusable here (no CANN): stubbed
-        for name in [n for n in sys.modules if n == "torch_npu" or n.startswith("torch_npu.")]:
-            sys.modules.pop(name, None)
-        return False
-    return True
+    return torch_npu_works()
 
 
 class _Stream:

@@ -50,7 +50,7 @@ from .lang.frontend import Kernel
 logger = logging.getLogger("pypto_ast")
 
 BACKENDS = ("interp", "host", "npu", "auto")
-NPU_UNAVAILABLE = "the npu backend needs CANN and an NPU (not available here)"
+NPU_UNAVAILABLE = "the npu backend needs CANN and an NPU, not available here"
 OPTIONS = ("backend", "soc", "lint", "host_options", "runtime_options", "codegen_options", "pass_options",
            "verify_options", "debug_options", "new_ir", "create_new_logical_tensor")
 """Keywords ``jit(...)`` takes: ``pypto.frontend.jit``'s own, plus ``backend``, ``soc`` and ``lint``
@@ -251,10 +251,14 @@ class JitKernel(Kernel):
                 return spec
             inputs = dict(zip(self._names, values))
             backend = self._resolve_backend(inputs, requested)
-            if backend == "npu":
-                from .errors import BackendUnavailable
+            if backend == "npu":  # say what is missing before anything is lowered or built
+                from .backends.npu import unavailable
 
-                raise BackendUnavailable(NPU_UNAVAILABLE)
+                why = unavailable(inputs)
+                if why:
+                    from .errors import BackendUnavailable
+
+                    raise BackendUnavailable(f"{NPU_UNAVAILABLE}: {why} (pypto-transpile doctor --backend npu)")
             index = _Index.key(self, inputs, backend) if backend == "host" else None
             if index is not None and not knobs.always_compile:
                 spec = index.load(self)
@@ -346,6 +350,11 @@ class JitKernel(Kernel):
             toolchain = host_runtime.runtime().digest()
         elif backend == "interp":
             toolchain = f"torch {torch.__version__}"
+        elif backend == "npu":  # the toolkit, and the device its scratch lives on
+            from .backends.npu import _device_id
+            from .emit.cann import find_toolkit
+
+            toolchain = f"CANN {find_toolkit().version} device {_device_id(inputs)}"
         blob = {"version": KEY_VERSION, "pypto_ast": __version__, "ir": ir_text, "params": params,
                 "options": {k: v for k, v in self.options.items() if k not in ("backend", "lint")}, "backend": backend,
                 "soc": (soc or "").lower() or None, "toolchain": toolchain}
@@ -353,29 +362,13 @@ class JitKernel(Kernel):
         return hashlib.sha256(text.encode()).hexdigest()
 
     def _compile(self, program, ir_text, inputs, mask, backend, soc, key, scope) -> Specialisation:
-        from . import pipeline
+        from . import backends, pipeline
+        from .emit.build import BuildError
 
         path = scope.source.path
-        if backend == "interp":
-            from .ir.interp import InterpError, run_program
-
-            names = self._names
-
-            def run(values, program=program, names=names):
-                return run_program(program, dict(zip(names, values)))
-
-            return Specialisation(key, program, backend, run, (InterpError,), mask, path, self._names, ir_text)
-        from .emit.build import BuildError
-        from .emit.host_backend import HostLaunch, HostRunError
-
-        try:
-            files = pipeline.emit(program, "ascendc", soc=soc, source_path=path)
-        except pipeline.KernelErrors as exc:
-            raise _kernel_error(exc, scope) from None
-        scalars = {p.name: inputs.get(p.name, p.value) for p in program.params if p.kind == "scalar"}
 
         def progress(line: str) -> None:
-            if line.startswith(("compiling", "building")):
+            if line.startswith(("compiling", "building", "bisheng")):
                 self.cache_stats["compiles"] += 1
             elif line.startswith("warning: "):  # a damaged cache entry: rebuilt, and said so
                 from .emit.build import DamagedCacheWarning
@@ -383,18 +376,19 @@ class JitKernel(Kernel):
                 warnings.warn(line[len("warning: "):], DamagedCacheWarning, stacklevel=5)
             logger.debug("%s: %s", self.func.__qualname__, line)
 
-        self.cache_stats["builds"] += 1
+        if backend != "interp":
+            self.cache_stats["builds"] += 1
         try:
-            try:
-                launch = HostLaunch.build(program, files, self._names, scalars, progress=progress)
-            except OSError:  # the entry was replaced under us (another process's always-compile): once more
-                launch = HostLaunch.build(program, files, self._names, scalars, progress=progress)
+            prepared = backends.prepare(backend, program, self._names, inputs, soc=soc, source_path=path,
+                                        progress=progress)
+        except pipeline.KernelErrors as exc:
+            raise _kernel_error(exc, scope) from None
         except BuildError as exc:
-            raise pipeline.PipelineError(f"building the host library failed: {exc}", path) from None
+            raise pipeline.PipelineError(f"building the {backend} library failed: {exc}", path) from None
         except ValueError as exc:
-            raise pipeline.PipelineError(f"host backend: {exc}", path) from None
-        return Specialisation(key, program, backend, launch.launch, (HostRunError,), mask, path, self._names, ir_text,
-                              launch.layout, launch.library)
+            raise pipeline.PipelineError(f"{backend} backend: {exc}", path) from None
+        return Specialisation(key, program, backend, prepared.launch, prepared.faults, mask, path, self._names,
+                              ir_text, prepared.layout, prepared.library)
 
     def _fault(self, spec: Specialisation, exc: BaseException):
         """A device fault (host) or a run-time error (interp) as a located KernelError."""

@@ -247,6 +247,12 @@ def run(program, inputs: dict, backend: str = "interp", *, soc: Optional[str] = 
         from .ir.interp import run_program
 
         return run_program(program, inputs)
+    if backend == "npu":  # prepared and launched once (backends/npu.py); BackendUnavailable says what is missing
+        from . import backends
+
+        names = [p.name for p in program.params if p.name in inputs]
+        prepared = backends.prepare("npu", program, names, inputs, soc=soc, progress=progress)
+        return prepared.launch([inputs[n] for n in names])
     if backend != "host":
         raise PipelineError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)})")
     from .arguments import ArgumentError

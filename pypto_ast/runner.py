@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from . import pipeline
+from .errors import BackendUnavailable
 
 # (rtol, atol) per dtype when the module defines no TOLERANCE; fp16/bf16 allow for one
 # rounding per op of a chain computed in fp32 and stored in the narrow type.
@@ -36,6 +37,10 @@ def outputs_match(got, want, rtol: float, atol: float) -> bool:
     return bool(torch.isclose(got.double(), want.double(), rtol=rtol, atol=atol, equal_nan=True).all())
 
 
+BUILT = ("host", "npu")
+"""Backends that build a library: their errors arrive located (emit, UB budget, device faults)."""
+
+
 def run_and_compare(module, kernel, inputs: dict, *, backend: str = "interp", merge_loop1: bool = False,
                     echo: Callable[[str], None] = print, soc: Optional[str] = None,
                     progress: Optional[Callable[[str], None]] = None) -> int:
@@ -59,18 +64,20 @@ def run_and_compare(module, kernel, inputs: dict, *, backend: str = "interp", me
     except ArgumentError as exc:  # the example's tensors: could not run, on either backend
         raise pipeline.PipelineError(str(exc), getattr(module, "__file__", None)) from None
     except pipeline.KernelErrors as exc:
-        if backend != "host":
+        if backend not in BUILT:
             raise pipeline.KernelErrors([(f"{backend} backend: {exc}", getattr(exc, "span", None))],
                                         getattr(module, "__file__", None), code="PTO111") from None
         # host errors come located already (emit errors, the UB budget, device faults)
         raise pipeline.KernelErrors(exc.findings, exc.path or getattr(module, "__file__", None), code=exc.code) from None
     except pipeline.PipelineError as exc:
-        if backend == "host":  # build failure, bad inputs: could not run (exit 2)
+        if backend in BUILT:  # build failure, bad inputs: could not run (exit 2)
             raise
         raise pipeline.KernelErrors([(f"{backend} backend: {exc}", getattr(exc, "span", None))],
                                     getattr(module, "__file__", None), code="PTO111") from None
+    except BackendUnavailable:  # the npu backend says what is missing: could not run (exit 2)
+        raise
     except Exception as exc:  # the backend's own error (e.g. InterpError) -> located diagnostic
-        if backend == "host":  # HostRunError/EmitError arrive as KernelErrors: anything else is our bug
+        if backend in BUILT:  # HostRunError/EmitError arrive as KernelErrors: anything else is our bug
             raise pipeline.PipelineError(f"host backend failed: {type(exc).__name__}: {exc}",
                                          getattr(module, "__file__", None)) from None
         span = getattr(exc, "span", None)

@@ -10,6 +10,7 @@ pointer packing and the ``pypto_run`` call (``@pypto_ast.jit``'s warm path)."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import threading
 from typing import Optional, Sequence
@@ -189,7 +190,7 @@ class HostLaunch:
     :func:`run_host` does; returned values get fresh tensors per launch.  Launches of one
     ``HostLaunch`` are serialised (the pointer table and scratch are shared)."""
 
-    def __init__(self, layout: dict, lib, names: Sequence[str]):
+    def __init__(self, layout: dict, lib, names: Sequence[str], *, device=None):
         import torch
 
         manifest = layout["manifest"]
@@ -232,7 +233,7 @@ class HostLaunch:
                     by_name[name] = ("fresh", len(self.fresh))
                     self.fresh.append((slot, tuple(shape), want))
                 else:
-                    t = torch.empty(shape, dtype=want)
+                    t = torch.empty(shape, dtype=want, device=device)
                     self.scratch.append(t)
                     self.ptrs[slot] = t.data_ptr()
                     by_name[name] = ("scratch", t)
@@ -249,14 +250,18 @@ class HostLaunch:
         self.arg_outputs = [is_output for _, _, is_output in self.args]
         self.who = f"{manifest.get('program', 'kernel')}(): "
         self.lib = lib
+        lib.pypto_last_error.restype = ctypes.c_char_p
+        self._run = self._entry(lib)
+        self._lock = threading.Lock()
+        self._empty = torch.empty if device is None else functools.partial(torch.empty, device=device)
+        self.layout, self.library = layout, None
+
+    def _entry(self, lib):
+        """``run(ptrs, scalars, dims) -> status``: the library's entry point."""
         run = lib.pypto_run
         run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
         run.restype = ctypes.c_int
-        lib.pypto_last_error.restype = ctypes.c_char_p
-        self._run = run
-        self._lock = threading.Lock()
-        self._empty = torch.empty
-        self.layout, self.library = layout, None
+        return run
 
     @classmethod
     def build(cls, program, files: dict, names: Sequence[str], scalars: Optional[dict] = None, *,
