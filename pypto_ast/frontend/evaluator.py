@@ -388,23 +388,35 @@ class Evaluator:
         return out
 
     def eval_JoinedStr(self, node):
+        """The f-string's text when every part is known at build time, else UNKNOWN; every part is
+        evaluated either way (a symbolic part does not hide what the others read)."""
         parts = []
         for v in node.values:
             if isinstance(v, ast.Constant):
-                parts.append(str(v.value))
+                text = str(v.value)
             elif isinstance(v, ast.FormattedValue):
-                value = self.eval(v.value)
-                if not is_static(value) or isinstance(value, (list, dict, tuple)) and len(repr(value)) > 10_000:
-                    parts = None
-                    continue
-                if parts is not None:
-                    spec = self.eval(v.format_spec) if v.format_spec is not None else ""
-                    try:
-                        text = {-1: str, 114: repr, 115: str, 97: ascii}[v.conversion](value)
-                        parts.append(format(text if v.conversion != -1 else value, spec if isinstance(spec, str) else ""))
-                    except Exception:
-                        parts = None
+                text = self._formatted(v)
+            else:
+                text = None
+            if parts is not None and isinstance(text, str):
+                parts.append(text)
+            else:
+                parts = None
         return "".join(parts) if parts is not None else UNKNOWN
+
+    def _formatted(self, node: ast.FormattedValue):
+        """One ``{value!conv:spec}`` field as text, or None when it is not known at build time."""
+        value = self.eval(node.value)
+        spec = self.eval(node.format_spec) if node.format_spec is not None else ""
+        if not is_static(value) or not isinstance(spec, str):
+            return None
+        if isinstance(value, (list, dict, tuple)) and len(repr(value)) > 10_000:
+            return None
+        convert = {-1: None, 114: repr, 115: str, 97: ascii}.get(node.conversion, None)
+        try:
+            return format(convert(value) if convert else value, spec)
+        except Exception:  # noqa: BLE001 - a spec the value does not take: pypto would raise there
+            return None
 
     def eval_FormattedValue(self, node):
         return self.eval_JoinedStr(ast.JoinedStr(values=[node]))

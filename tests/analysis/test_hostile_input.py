@@ -307,6 +307,17 @@ def test_recursive_helpers():
     lint(rec + gen.kernel("k", "    c[:] = h(a)\n"))
 
 
+@pytest.mark.parametrize("text", [
+    'f"tile {i} of {ROWS // 16}"', 'f"{i}{ROWS}"', 'f"{ROWS:>{i}}"', 'f"{i!r:>8} {ROWS!a}"', 'f"{a.shape[0]:x}"',
+    'f"{ROWS:.3f}"', 'f"{ROWS:q}"',
+])
+def test_formatted_print_in_a_loop_is_pto007_not_a_crash(text):
+    """An f-string with static and symbolic parts (the common way to print in a kernel)."""
+    body = f"    for i in pypto.loop(4):\n        print({text})\n        c[:] = a + b\n"
+    result = lint("ROWS = 64\n" + gen.HEAD + gen.kernel("k", body))
+    assert "PTO999" not in codes(result) and "PTO007" in codes(result)
+
+
 # -- 4. the no-crash property -------------------------------------------------------------------
 _HOSTILE = [
     lambda n: " + ".join(["a"] * n),
@@ -329,7 +340,7 @@ def hostile(draw) -> str:
     lines = text.splitlines(True) or ["\n"]
     i = draw(st.integers(0, len(lines) - 1))
     indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
-    kind = draw(st.sampled_from(["deep", "number", "loop1", "long", "none"]))
+    kind = draw(st.sampled_from(["deep", "number", "loop1", "long", "fstring", "none"]))
     if kind == "deep":
         expr = draw(st.sampled_from(_HOSTILE))(draw(st.integers(1, 3000)))
         lines.insert(i, f"{indent}x = {expr}\n")
@@ -340,7 +351,30 @@ def hostile(draw) -> str:
         lines.insert(i, f"{indent}for _ in pypto.loop(1):\n{indent}    c[:] = a\n" * draw(st.integers(1, 60)))
     elif kind == "long":
         lines[i] = lines[i].rstrip("\r\n") + "  # " + "x" * draw(st.integers(1, 200_000)) + "\n"
+    elif kind == "fstring":
+        lines.insert(i, f"{indent}print({draw(fstrings())})\n")
     return "".join(lines)
+
+
+_FIELD_VALUES = ["i", "a", "ROWS // 16", "a.shape[0]", "1.5", "'s'", "[1, 2]", "None", "x", "i * 2 + 1", "10**300"]
+
+
+@st.composite
+def fstrings(draw, depth: int = 0) -> str:
+    """An f-string of static and symbolic fields: conversions, format specs (themselves with fields),
+    literal text with braces doubled."""
+    parts = []
+    for _ in range(draw(st.integers(0, 4))):
+        if draw(st.booleans()):
+            parts.append(draw(st.sampled_from(["tile ", " of ", "{{", "}}", ": ", "", "%d"])))
+            continue
+        value = draw(st.sampled_from(_FIELD_VALUES))
+        conversion = draw(st.sampled_from(["", "!r", "!s", "!a"]))
+        spec = draw(st.sampled_from(["", ":>8", ":.3f", ":d", ":x", ":{w}", ":{i}", ":,"]))
+        if spec and "{" in spec and depth:
+            spec = ""
+        parts.append("{" + value + conversion + spec + "}")
+    return "f" + repr("".join(parts)).replace("\\'", "")
 
 
 FUZZ = settings.get_profile("fuzz-long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else "fuzz-quick")
