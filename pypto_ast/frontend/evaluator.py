@@ -332,8 +332,13 @@ class Evaluator:
         return ApiRef(qual)
 
     def unknown_name(self, message, node):
-        if self.building and self.in_kernel():
-            return self.problem("PTO101", message, node)
+        """A pypto name neither release has: PTO101 when building; read in a kernel by the linter, a
+        fact (the kernel fails when pypto traces it: PTO028 says so with the same words)."""
+        if self.in_kernel():
+            if self.building:
+                return self.problem("PTO101", message, node)
+            if self.recording and self.kernel is not None:
+                self.kernel.unknown_names.append((message, node))
         return UNKNOWN
 
     def dim_value(self, d):

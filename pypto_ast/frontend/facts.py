@@ -156,6 +156,8 @@ class Kernel:
     # tensor-read id (Sym.reads) -> use kinds: "operand" | "offset" | "valid_shape" | "extent"
     read_uses: dict = field(default_factory=dict)
     local_decls: dict = field(default_factory=dict)  # TensorVal.ident of a local -> its pypto.tensor(...) call
+    # names pypto does not have, read in the kernel (message as the transpiler words it, node): PTO028
+    unknown_names: list = field(default_factory=list)
 
     @property
     def body(self) -> list:
