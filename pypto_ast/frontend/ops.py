@@ -290,8 +290,11 @@ def unary(ctx, name, args, kwargs):
         attrs[key] = args[1 + i] if len(args) > 1 + i else kwargs.get(key, default)
     dtype = BOOL if name in UNARY_BOOL else x.dtype
     _check_op_page(name, x)
-    if name == "cumsum" and dtype is not None and dtype.name.startswith(("DT_INT", "DT_UINT")):
+    integer = dtype is not None and dtype.name.startswith(("DT_INT", "DT_UINT"))
+    if name == "cumsum" and integer:
         dtype = INT64
+    elif name in ("exp2", "expm1") and integer:  # the op page: an integer input gives an FP32 result
+        dtype = FP32
     return ctx.emit(name, (x,), attrs, x.shape, dtype, tile="vec", valid=x.valid)
 
 

@@ -55,7 +55,11 @@ class TileMisaligned(Rule):
       version checks it and no block is split; ``strict-alignment = true`` reports those too).
       Ops whose tiled tensor (the result, or the input of a reduction) has another rank than
       the tile are left to PTO003, and BOOL masks of comparisons are left out (0.2.0 compiles
-      ``where(a > b, a, b)`` on FP32 with a 16-wide tile);
+      ``where(a > b, a, b)`` on FP32 with a 16-wide tile). The dtype read is that of the tensor the
+      tile is laid over: the reduced input of a reduction (0.2.0's check), otherwise the op's
+      *result* (the UB tile the op writes; the repository's tile-shape verifier reads the output
+      operand), never another input: ``exp2`` of int8 with an ``[8, 8]`` tile writes 8 fp32 = 32 B
+      per row and is aligned, as the official on-board tests run it;
     - cube tiles ``m = [mL0, mL1]``, ``k = [kL0, kL1]``, ``n = [nL0, nL1]``: each of the six
       values times the matmul input dtype size must be 32-byte aligned, and at least 16
       elements for FP16/BF16/FP32 inputs (32 for 1-byte inputs).
@@ -171,6 +175,16 @@ class TileMisaligned(Rule):
         "      c: pypto.Tensor((32, 32), pypto.DT_FP32)):\n"
         "    pypto.set_vec_tile_shapes(16, 16)\n"
         "    c[:] = pypto.where(a > b, a, b)\n",
+        # near miss: fp16 input cast to fp32 with 8 columns: the result's rows are 8 * 4 B = 32 B
+        "from pypto.frontend import jit\nimport pypto\n\n@jit\n"
+        "def k(a: pypto.Tensor((64, 64), pypto.DT_FP16), out: pypto.Tensor((64, 64), pypto.DT_FP32)):\n"
+        "    pypto.set_vec_tile_shapes(16, 8)\n"
+        "    out[:] = pypto.cast(a, pypto.DT_FP32)\n",
+        # near miss: exp2 of int8 (8 B a row) writes fp32 (32 B a row), the tile cutting 64-wide rows
+        "import pypto\n\n@pypto.frontend.jit\n"
+        "def k(a: pypto.Tensor((64, 64), pypto.DT_INT8), out: pypto.Tensor((64, 64), pypto.DT_FP32)):\n"
+        "    pypto.set_vec_tile_shapes(8, 8)\n"
+        "    out[:] = pypto.exp2(a)\n",
         # cube tiles: fp16, all multiples of 16 elements
         "import pypto\n\n@pypto.frontend.jit\n"
         "def k(a: pypto.Tensor((128, 256), pypto.DT_FP16), b: pypto.Tensor((256, 128), pypto.DT_FP16),\n"
@@ -218,13 +232,21 @@ class TileMisaligned(Rule):
             "        out[:] = pto.exp(a)\n",
             line=6, col=9,
         ),
-        # fp16 input cast to fp32: 8 elements are 32 B of fp32 but only 16 B of fp16
+        # fp32 input cast to fp16: the result's 8 elements are 16 B (the input's 32 B do not count)
         Case(
             "from pypto.frontend import jit\nimport pypto\n\n@jit\n"
-            "def k(a: pypto.Tensor((64, 64), pypto.DT_FP16), out: pypto.Tensor((64, 64), pypto.DT_FP32)):\n"
+            "def k(a: pypto.Tensor((64, 64), pypto.DT_FP32), out: pypto.Tensor((64, 64), pypto.DT_FP16)):\n"
             "    pypto.set_vec_tile_shapes(16, 8)\n"
-            "    out[:] = pypto.cast(a, pypto.DT_FP32)\n",
+            "    out[:] = pypto.cast(a, pypto.DT_FP16)\n",
             line=6, col=5,
+        ),
+        # int16 elementwise: the result is int16, 8 elements are 16 B, and the tile cuts 64-wide rows
+        Case(
+            "import pypto\n\n@pypto.frontend.jit\n"
+            "def k(a: pypto.Tensor((64,), pypto.DT_INT16), out: pypto.Tensor((64,), pypto.DT_INT16)):\n"
+            "    pypto.set_vec_tile_shapes(8)\n"
+            "    out[:] = pypto.bitwise_not(a)\n",
+            line=5, col=5,
         ),
         # the set call sits in a plain helper: reported there
         Case(
@@ -285,7 +307,11 @@ class TileMisaligned(Rule):
             enforced = checks_reduce and op.op in api.REDUCE and _reduces_last_axis(op, tiled.rank)
             if not enforced and not ctx.settings.strict_alignment and not _splits_rows(tiled, last):
                 continue  # nothing raises, and the tile covers whole rows: no block is split
-            for t in list(op.inputs) + ([op.out] if op.out is not None else []):
+            # which dtype: the tensor the tile is laid over -- the reduced input of a reduction (what
+            # 0.2.0's FC1001 reads), else the op's result (the UB tile the op writes, what the
+            # repository's tile-shape verifier reads: the output operand); not the other inputs
+            checked = [op.inputs[0]] if op.op in api.REDUCE and op.inputs else [op.out] if op.out is not None else []
+            for t in checked:
                 dt = t.dtype
                 if dt is not None and dt.size and dt != api.BOOL and last * dt.size % BLOCK:
                     bad[dt] = None
