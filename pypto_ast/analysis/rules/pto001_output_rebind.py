@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from ...diagnostics import Applicability, Edit, Fix, Note
 from ...frontend.values import Tensor as TensorVal
 from ..rule import Case, LintContext, Rule
@@ -42,7 +44,10 @@ class OutputRebind(Rule):
     ```
 
     ## Fix safety
-    ``out = expr`` becomes ``out[:] = expr``. The fix is safe when ``expr`` is a tensor
+    ``out = expr`` becomes ``out[:] = expr``, and an output among the names of a tuple target
+    (``a_out, b_out = helper(x)``) becomes ``a_out[:]`` there, under the same rule.
+    ``out += x`` is shown as ``out[:] = out + (x)`` but never applied: it reads the output,
+    which 0.2.0 may find unwritten (PTO023). The fix is safe when ``expr`` is a tensor
     whose shape is unknown or equal to the output's: later reads of ``out`` then see the
     same values. When the shapes are known to differ, or ``expr`` is not a tensor, the fix
     is unsafe (``--unsafe-fixes``): writing a differently shaped value is silently accepted
@@ -72,7 +77,17 @@ class OutputRebind(Rule):
         Case(_HEAD + "    out = x + 1.0\n", line=7, col=5, fixed=_HEAD + "    out[:] = x + 1.0\n"),
         Case(_HEAD + "    out = pypto.add(x, x)\n", line=7, fixed=_HEAD + "    out[:] = pypto.add(x, x)\n"),
         Case(_HEAD + "    out += x\n", line=7, col=5),
-        Case(_HEAD + "    tmp, out = x * 2.0, x + 1.0\n", line=7),
+        Case(_HEAD + "    tmp, out = x * 2.0, x + 1.0\n", line=7, fixed=_HEAD + "    tmp, out[:] = x * 2.0, x + 1.0\n"),
+        # a helper returning a tuple of outputs: each element written
+        Case(
+            "import pypto\n\ndef halves(x):\n    return x + 1.0, x * 2.0\n\n@pypto.frontend.jit\n"
+            "def k(x: pypto.Tensor((8, 8), pypto.DT_FP32), a: pypto.Tensor((8, 8), pypto.DT_FP32),\n"
+            "      b: pypto.Tensor((8, 8), pypto.DT_FP32)):\n    pypto.set_vec_tile_shapes(8, 8)\n    a, b = halves(x)\n",
+            line=10, col=5,
+            fixed="import pypto\n\ndef halves(x):\n    return x + 1.0, x * 2.0\n\n@pypto.frontend.jit\n"
+            "def k(x: pypto.Tensor((8, 8), pypto.DT_FP32), a: pypto.Tensor((8, 8), pypto.DT_FP32),\n"
+            "      b: pypto.Tensor((8, 8), pypto.DT_FP32)):\n    pypto.set_vec_tile_shapes(8, 8)\n    a[:], b[:] = halves(x)\n",
+        ),
         Case(
             "import pypto as pto\nfrom pypto.frontend import jit\n\n@jit(runtime_options={})\n"
             "def k(a: pto.Tensor[[32, 32], pto.DT_FP16], o: pto.Tensor[[32, 32], pto.DT_FP16]):\n"
@@ -128,7 +143,7 @@ class OutputRebind(Rule):
     def _diagnostic(self, ctx, kernel, fact, param, why):
         name = fact.param
         fix = None
-        if fact.simple and not fact.aug:
+        if fact.simple and not fact.aug or _tuple_element(fact):
             value = fact.value
             safe = isinstance(value, TensorVal) and (
                 value.shape is None or not isinstance(param, TensorVal) or param.shape is None
@@ -140,6 +155,16 @@ class OutputRebind(Rule):
                 Applicability.SAFE if safe else Applicability.UNSAFE,
                 (Edit(end, end, "[:]"),),
             )
+        elif fact.aug and isinstance(fact.stmt, ast.AugAssign) and isinstance(fact.stmt.target, ast.Name):
+            # shown, never applied: `out[:] = out + x` reads the output (0.2.0 may read it empty: PTO023)
+            op = _AUG_OPS.get(type(fact.stmt.op))
+            if op is not None:
+                value = ctx.source.segment(fact.stmt.value)
+                start = ctx.source.pos(fact.stmt.lineno, fact.stmt.col_offset)
+                end = ctx.source.pos(fact.stmt.end_lineno, fact.stmt.end_col_offset)
+                fix = Fix(f"write into the output: `{name}[:] = {name} {op} ...` (it reads the output: check it "
+                          "was written first)", Applicability.DISPLAY_ONLY,
+                          (Edit(start, end, f"{name}[:] = {name} {op} ({value})"),))
         verb = "augmented assignment rebinds" if fact.aug else "assignment rebinds"
         notes = ()
         declared = kernel.param_nodes.get(name)
@@ -156,6 +181,19 @@ class OutputRebind(Rule):
             fix=fix,
             notes=notes,
         )
+
+
+_AUG_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.MatMult: "@"}
+
+
+def _tuple_element(fact) -> bool:
+    """``a_out, b_out = helper(x)``: the rebound name is a plain element of a tuple (or list) target of a
+    one-target assignment, so ``a_out[:], b_out[:] = helper(x)`` writes each output instead."""
+    stmt = fact.stmt
+    if fact.aug or not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        return False
+    target = stmt.targets[0]
+    return isinstance(target, (ast.Tuple, ast.List)) and any(e is fact.target for e in target.elts)
 
 
 RULE = OutputRebind
