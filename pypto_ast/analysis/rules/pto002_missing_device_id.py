@@ -10,6 +10,7 @@ from ..rule import Case, LintContext, Rule
 
 SET_DEVICE = {"torch.npu.set_device", "torch_npu.npu.set_device"}
 IDIOM = 'torch.npu.set_device(int(os.environ.get("TILE_FWK_DEVICE_ID", 0)))'
+RUN_PREFIX = "pypto.runtime._device_run"  # _device_run_once_data_from_host and its kin: run the graph
 
 _LEGACY = (
     "import torch\nimport torch_npu\nimport pypto\n\n"
@@ -24,14 +25,45 @@ _LEGACY = (
 )
 
 
+_RUN = (
+    "import os\nimport torch\nimport pypto\n\n\n"
+    "def test_add():\n"
+    "{before}"
+    "    pypto.runtime._device_init()\n"
+    "    a = pypto.tensor((32, 32), pypto.DT_FP32, 'a')\n"
+    "    b = pypto.tensor((32, 32), pypto.DT_FP32, 'b')\n"
+    "    with pypto.function('ADD', a, b):\n"
+    "        b.move(a + 1.0)\n"
+    "    pypto.runtime._device_run_once_data_from_host(pypto.from_torch(torch.ones(32, 32), 'a'),\n"
+    "                                                  pypto.from_torch(torch.zeros(32, 32), 'b'))\n"
+    "{after}"
+)
+_HELPER = (
+    "import torch\nimport pypto\n\n\n"
+    "def build(a, b):\n"
+    "    with pypto.function('ADD', a, b):\n"
+    "        b.move(a + 1.0)\n\n\n"
+    "def test_add():\n"
+    "{before}"
+    "    a = pypto.tensor((32, 32), pypto.DT_FP32, 'a')\n"
+    "    b = pypto.tensor((32, 32), pypto.DT_FP32, 'b')\n"
+    "    build(a, b)\n"
+    "    pypto.runtime._device_run_once_data_from_host(pypto.from_torch(torch.ones(32, 32), 'a'),\n"
+    "                                                  pypto.from_torch(torch.zeros(32, 32), 'b'))\n"
+)
+
+
 class MissingDeviceId(Rule):
     """
     ## What it does
-    Reports host code that launches a kernel *without* ``@pypto.frontend.jit`` (the legacy
-    ``with pypto.function(name, *tensors):`` flow) on NPU tensors -- the module imports
-    ``torch_npu`` or places tensors on ``"npu"`` -- when no ``torch.npu.set_device(...)``
-    runs before the launch on that path (in the launching function, or in every caller
-    that reaches it).
+    Reports, at the launch, host code that runs a graph on the device *without*
+    ``@pypto.frontend.jit`` when no ``torch.npu.set_device(...)`` runs before it on that path.
+    The launch is the statement that runs the graph: a ``pypto.runtime._device_run_once...``
+    call, or -- in a module that has none -- the legacy ``with pypto.function(name, *tensors):``
+    block on NPU tensors (the module imports ``torch_npu`` or places tensors on ``"npu"``).
+    "Before it on that path": earlier in the same function and on every path to the launch
+    (not after it, not in one arm of an ``if`` the launch is outside of), or in every caller
+    that reaches the function; a ``test_*`` function is called by pytest, which sets no device.
 
     ## Why is this bad?
     Without ``@jit`` nothing picks a device for the launch, and the runtime fails on the
@@ -69,6 +101,13 @@ class MissingDeviceId(Rule):
     fix_availability = "display-only"
     VALID = [
         _LEGACY.format(set="    torch.npu.set_device(0)\n"),
+        # the official tests' idiom: the device id from TILE_FWK_DEVICE_ID, first thing in the test
+        _RUN.format(before="    torch.npu.set_device(int(os.environ.get('TILE_FWK_DEVICE_ID', 0)))\n", after=""),
+        # set inside a `with` that always runs, before the launch
+        _RUN.format(before="    with open(os.devnull) as _:\n        torch.npu.set_device(0)\n", after=""),
+        _HELPER.format(before="    torch.npu.set_device(0)\n"),
+        # a run call in a function whose callers are unknown (a library): not judged
+        _RUN.format(before="", after="").replace("def test_add", "def add_case"),
         # the caller sets the device before calling the launching function
         _LEGACY.format(set="") + "\nif __name__ == '__main__':\n    torch.npu.set_device(0)\n    run()\n",
         # no NPU in sight: CPU tensors, no torch_npu
@@ -82,6 +121,15 @@ class MissingDeviceId(Rule):
     ]
     INVALID = [
         Case(_LEGACY.format(set="") + "\nif __name__ == '__main__':\n    run()\n", line=8, col=10),
+        # the official tests' form: graph built in a test function, run by _device_run_once...; no device
+        Case(_RUN.format(before="", after=""), line=12, col=5),
+        # set only after the launch: it does not count
+        Case(_RUN.format(before="", after="    torch.npu.set_device(0)\n"), line=12, col=5),
+        # set on one path only
+        Case(_RUN.format(before="    if os.environ.get('TILE_FWK_DEVICE_ID'):\n        torch.npu.set_device(0)\n",
+                         after=""), line=14, col=5),
+        # the graph is built by a helper the test calls; the run is in the test
+        Case(_HELPER.format(before=""), line=14, col=5),
         Case(
             "import torch\nimport pypto\n"
             "x = pypto.from_torch(torch.ones(8, 8, device='npu:0'), 'x')\n"
@@ -93,32 +141,34 @@ class MissingDeviceId(Rule):
     ]
 
     def check(self, ctx: LintContext):
-        if not any(kernel.kind == "legacy" for kernel in ctx.model.kernels):
-            return  # only legacy launches can miss the device (and the host walk is not free)
+        if not any(kernel.kind == "legacy" for kernel in ctx.model.kernels) and "_device_run" not in ctx.source.text:
+            return  # only non-jit launches can miss the device (and the host walk is not free)
         host = _HostIndex(ctx)
-        if not host.npu:
-            return
-        for kernel in ctx.model.kernels:
-            if kernel.kind != "legacy":
+        launches = [(call, call) for call in host.runs]  # (statement node to check, node to report)
+        if not launches and host.npu:
+            for kernel in ctx.model.kernels:
+                if kernel.kind == "legacy":
+                    with_node = kernel.node
+                    call = next(i.context_expr for i in with_node.items if isinstance(i.context_expr, ast.Call))
+                    launches.append((with_node, call))
+        for node, call in launches:
+            owner = host.owner_of(node)
+            if host.covered(owner, node, depth=0) is not False:
                 continue
-            with_node = kernel.node
-            call = next(i.context_expr for i in with_node.items if isinstance(i.context_expr, ast.Call))
-            owner = host.owner_of(with_node)
-            if host.covered(owner, with_node.lineno, depth=0) is not False:
-                continue
-            indent = ctx.source.line_text(with_node.lineno)[: with_node.col_offset]
-            start = Pos(with_node.lineno, 0)
+            stmt = host.statement_of(node)
+            indent = ctx.source.line_text(stmt.lineno)[: stmt.col_offset]
+            start = Pos(stmt.lineno, 0)
             fix = Fix(
                 f"set the device before the launch: `{IDIOM}` (needs `import os`), "
                 "or decorate the kernel with `@pypto.frontend.jit`",
                 Applicability.DISPLAY_ONLY,
                 (Edit(start, start, f"{indent}{IDIOM}\n"),),
             )
+            what = "the graph is run on the device" if node is call else "the kernel is launched"
             yield self.diagnostic(
                 ctx.span(call),
-                f"kernel `{kernel.name}` is launched without @jit on NPU tensors, but no "
-                "`torch.npu.set_device(...)` runs before it: the device fails with "
-                "`fail get device id`",
+                f"{what} without @jit, but no `torch.npu.set_device(...)` runs before it on this path: "
+                "the device fails with `fail get device id`",
                 fix=fix,
             )
 
@@ -129,9 +179,11 @@ class _HostIndex:
     def __init__(self, ctx: LintContext):
         self.scope = ctx.model.scope
         self.functions = ctx.model.functions
-        self.set_device_lines: dict = {}  # owner FunctionDef (None = module) -> [line]
-        self.call_sites: dict = {}  # function name -> [(owner, line)]
-        self.parents: dict = {}
+        self.set_devices: dict = {}  # owner FunctionDef (None = module) -> [set_device call]
+        self.call_sites: dict = {}  # function name -> [(owner, call)]
+        self.runs: list = []  # pypto.runtime._device_run... calls: launches
+        self.parents: dict = {}  # node -> owner FunctionDef (None: the module)
+        self.up: dict = {}  # node -> its parent node
         self.npu = any(
             isinstance(v, ApiRef) and v.qualname.split(".")[0] == "torch_npu" for v in self.scope.env.values()
         )
@@ -140,6 +192,7 @@ class _HostIndex:
     def _walk(self, node, owner):
         for child in ast.iter_child_nodes(node):
             self.parents[child] = owner
+            self.up[child] = node
             inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else owner
             if isinstance(child, ast.Call):
                 self._call(child, owner)
@@ -154,12 +207,17 @@ class _HostIndex:
             target = self.scope.lookup(func.id)
         elif isinstance(func, ast.Attribute) and func.attr == "set_device" and _small(func):
             target = self.scope.evaluate_static(func)
+        elif isinstance(func, ast.Attribute) and func.attr.startswith("_device_run") and _small(func):
+            base = self.scope.evaluate_static(func.value)  # a private name: not in the API table
+            target = ApiRef(f"{base.qualname}.{func.attr}") if isinstance(base, ApiRef) else None
         else:
             target = None
         if isinstance(target, ApiRef) and target.qualname in SET_DEVICE:
-            self.set_device_lines.setdefault(owner, []).append(call.lineno)
+            self.set_devices.setdefault(owner, []).append(call)
+        if isinstance(target, ApiRef) and target.qualname.startswith(RUN_PREFIX):
+            self.runs.append(call)
         if isinstance(call.func, ast.Name) and call.func.id in self.functions:
-            self.call_sites.setdefault(call.func.id, []).append((owner, call.lineno))
+            self.call_sites.setdefault(call.func.id, []).append((owner, call))
         if isinstance(call.func, ast.Attribute) and call.func.attr == "npu":
             self.npu = True
         for kw in call.keywords:
@@ -171,16 +229,42 @@ class _HostIndex:
     def owner_of(self, node):
         return self.parents.get(node)
 
-    def covered(self, owner, line: int, depth: int):
+    def statement_of(self, node):
+        while not isinstance(node, ast.stmt) and node in self.up:
+            node = self.up[node]
+        return node
+
+    def _always_runs_before(self, first, then) -> bool:
+        """Whether the statement of ``first`` runs on every path to ``then``, before it (same function):
+        its statement -- lifted out of ``with`` and ``try`` bodies, which always run -- is an earlier
+        sibling of a statement that holds ``then``."""
+        stmt = self.statement_of(first)
+        while isinstance(self.up.get(stmt), (ast.With, ast.Try)) and stmt in getattr(self.up[stmt], "body", ()):
+            stmt = self.up[stmt]
+        holder = self.up.get(stmt)
+        block = next((b for b in (getattr(holder, f, None) for f in ("body", "orelse", "finalbody"))
+                      if isinstance(b, list) and stmt in b), None)
+        if block is None:
+            return False
+        node = then
+        while node is not None and node is not holder:
+            if node in block:
+                return block.index(stmt) < block.index(node)
+            node = self.up.get(node)
+        return False
+
+    def covered(self, owner, node, depth: int):
         """True: a set_device runs first on every path; False: on none; None: unknown caller."""
-        if any(l < line for l in self.set_device_lines.get(owner, ())):
+        if any(self._always_runs_before(call, node) for call in self.set_devices.get(owner, ())):
             return True
         if owner is None:
             return False
         sites = self.call_sites.get(owner.name, [])
+        if not sites and owner.name.startswith("test"):
+            return False  # pytest calls it, and sets no device
         if not sites or depth > 5:
             return None
-        results = [self.covered(site_owner, site_line, depth + 1) for site_owner, site_line in sites]
+        results = [self.covered(site_owner, site_call, depth + 1) for site_owner, site_call in sites]
         if all(r is False for r in results):
             return False
         return True if all(r is True for r in results) else None
