@@ -704,6 +704,8 @@ class _BlockPlanner:
         else:
             kind = gm.VIEW_OF_VALUE
             extent = gm.valid_dims(g.vr, g.vc, g.shape) if valid is not None else g.shape
+            if extent is not None and -1 in g.shape and valid is None:  # a dim known at run time (its Expr)
+                extent = g.nd()
         name = f"@{src.name}" if named else f"%{src.name}"
         self._check_region(kind, name, offsets, shape, None if valid is None else tuple(valid), extent, span)
 
@@ -1093,12 +1095,12 @@ class _BlockPlanner:
         ga, gb = gs[0], gs[1]
         ta, tb = bool(op.attr("a_trans")), bool(op.attr("b_trans"))
         valid_mnk = None
-        if partial:  # valid m = a's, valid n = b's, valid k = both's (the interpreter checks they agree)
+        if partial:  # valid m = a's, valid n = b's, valid k = a's (pypto's rule); the kernel checks b's covers it
             if valid_batches or math.prod(oshape[:-2]) > 1:
                 unsupported(f"matmul of a partially valid operand {ops[min(partial)]!r} in a batched matmul", span)
             vm, vka = (ga.vc, ga.vr) if ta else (ga.vr, ga.vc)
             vkb, vn = (gb.vc, gb.vr) if tb else (gb.vr, gb.vc)
-            valid_mnk = (vm, vn, gm.emin(vka, vkb))
+            valid_mnk = (vm, vn, vka, vkb)
         sa, sb = ga.shape, gb.shape
         if len(sa) != len(sb) or len(sa) < 2 or (math.prod(sa[:-2]) > 1 and math.prod(sb[:-2]) > 1
                                                   and sa[:-2] != sb[:-2]):

@@ -70,7 +70,7 @@ class MatmulSpec:
     base_k: int = 64
     bias: bool = False          # a bias row of n fp32 elements added to every row of c
     valid_batches: bool = False  # the tiling's last int64: how many matrices hold data (the rest are skipped)
-    valid_mnk: bool = False     # three more int64 (last): the valid m, n, k (<= m, n, k) the control program computed
+    valid_mnk: bool = False     # four more int64 (last): the valid m, n, k (a's) and b's valid k, the control program's
     relu: bool = False          # Fixpipe's reluEn: max(c, 0) before the rounding (conv's relu_type)
     comment: str = ""
 
@@ -203,7 +203,7 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
     aic_cores = max(1, chip.vector_cores // 2)
     num_blocks = min(p["tiles"], aic_cores)
     offsets = ["off_a", "off_b"] + (["off_bias"] if s.bias else []) + ["off_c"]
-    extra = (["valid_batches"] if s.valid_batches else []) + (["valid_m", "valid_n", "valid_k"] if s.valid_mnk else [])
+    extra = (["valid_batches"] if s.valid_batches else []) + (["valid_m", "valid_n", "valid_k", "valid_kb"] if s.valid_mnk else [])
     args = ["a", "b"] + (["bias"] if s.bias else []) + ["c", "tiling"]
 
     L: list[str] = []
@@ -256,6 +256,8 @@ def emit_matmul_kernel(spec: MatmulSpec, soc: str = "ascend910b") -> tuple[str, 
                                                  ("vK", "kK", "k"))):
             w(f"    const uint32_t {var} = static_cast<uint32_t>(tilingGm.GetValue({base + i}));  // valid {what}")
             w(f'    ascendc_assert({var} <= {whole}, "matmul: valid {what} beyond the operand");')
+        w(f"    const uint32_t vKb = static_cast<uint32_t>(tilingGm.GetValue({base + 3}));  // b's valid k")
+        w('    ascendc_assert(vK <= vKb, "matmul: a\'s valid K exceeds b\'s (K is a\'s valid K: b would be read past its valid data)");')
         w('    ascendc_assert(vK > 0 || vM == 0 || vN == 0, "matmul over an empty valid K");')
         if s.trans_a and not s.trans_b:  # both carry K down their GM columns: no zero K padding (above)
             w('    ascendc_assert(vK % 16 == 0, "matmul with a transposed and b not: the valid k must be a multiple of 16");')

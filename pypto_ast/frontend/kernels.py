@@ -504,7 +504,9 @@ class KernelReader:
         if actual_shape is not None and len(actual_shape) != len(dims):
             raise FrontendError("PTO106", f"tensor `{name}` is declared with rank {len(dims)} but the argument has "
                                           f"shape {list(actual_shape)}", arg, where)
-        shape = []
+        shape, bound = [], set()
+        if ann.shape is None:  # the whole shape from the call
+            bound = set(range(len(dims)))
         for axis, d in enumerate(dims):
             got = actual_shape[axis] if actual_shape is not None else None
             if isinstance(d, int):
@@ -523,12 +525,13 @@ class KernelReader:
                     raise FrontendError("PTO104", f"tensor `{name}`: dim {axis} takes its size from the call and "
                                                   f"none is known: give --shape {name}=...", arg, where)
                 shape.append(got)
+                bound.add(axis)
             elif isinstance(d, (Marker, Sym)):
                 shape.append(Sym(ir.ShapeOf(name, axis), frozenset({"dynamic_dim"}), text=f"{name}.shape[{axis}]"))
             else:
                 raise FrontendError("PTO106", f"tensor `{name}`: unsupported dim {d!r} in its annotation", arg, where)
         dt = api.DTYPES.get(_DT_BY_IR.get(dtype, ""), ann.dtype)
-        tensor = Tensor(tuple(shape), dt, "param", name, ref=ir.TensorRef(name))
+        tensor = Tensor(tuple(shape), dt, "param", name, ref=ir.TensorRef(name), bound=frozenset(bound))
         builder.params.append(ir.Param(name, "tensor", ir.TensorType(tuple(
             ir.Const(d) if isinstance(d, int) else d.expr for d in shape), dtype)))
         builder.param_names.add(name)

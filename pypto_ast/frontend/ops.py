@@ -427,12 +427,18 @@ def make_view(ctx, src: Tensor, shape: list, offsets: list, valid=None) -> Tenso
     if src.shape is not None and (len(shape) != len(src.shape) or len(offsets) != len(src.shape)):
         raise OpError(f"pypto.view: shape {shape_text(shape)} and offsets {shape_text(offsets)} must have the "
                       f"rank of the input {shape_text(src.shape)}")
+    clipped = list(shape)  # pypto's valid extent of a view without valid_shape (GetViewValidShape)
     for axis, (size, off) in enumerate(zip(shape, offsets)):
         dim = src.shape[axis] if src.shape is not None else None
         s, o, d = const_of(size), const_of(off), const_of(dim)
         if valid is None and None not in (s, o, d) and (o < 0 or o + s > d):
+            if axis in src.bound and 0 <= o < d:  # an extent the call gave: pypto clips the block to it
+                clipped[axis] = d - o
+                continue
             raise OpError(f"pypto.view: axis {axis} covers [{o}, {o + s}) outside the tensor's extent {d}; "
                           "pass valid_shape= for a partial block")
+    if valid is None and clipped != list(shape):
+        valid = clipped
     if isinstance(valid, (list, tuple)) and len(valid) != len(shape):
         raise OpError(f"pypto.view: valid_shape {shape_text(valid)} must have the rank of the view's shape "
                       f"{shape_text(shape)} (pypto raises FeError)")

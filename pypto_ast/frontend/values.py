@@ -139,6 +139,7 @@ class Tensor:
     base: Optional["Tensor"] = None  # the tensor a view/slice reads from
     ref: Any = None  # ir.TensorRef | ir.Value | None
     valid: Optional[tuple] = None  # valid_shape carried by views
+    bound: frozenset = frozenset()  # axes of a parameter whose static extent the call gave (pypto.STATIC, `...`)
     ident: int = field(default_factory=lambda: next(_tensor_ids))
 
     @property

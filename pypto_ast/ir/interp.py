@@ -93,8 +93,8 @@ named argument is taken from the operand at its position if present, else from `
   * ``matmul(a, b[, bias])``: same-dtype inputs, rank 2..4 (batch dims broadcast),
     ``a_trans``/``b_trans`` swap the last two axes, ``out_dtype`` defaults to b's dtype (int32
     for int8). fp16/bf16 accumulate in fp32, int8 in integers (result int32), fp32 in fp32;
-    the bias is added in the accumulator before the single rounding to ``out_dtype``. The
-    valid K extents of a and b must agree.
+    the bias is added in the accumulator before the single rounding to ``out_dtype``. K is
+    a's valid K extent (pypto's rule): b's rows past it are not read; b valid over less is an error.
   * ``cast(dtype, mode, satmode)``: only the pairs of the pypto cast page (plus identity).
     float->int: ``CAST_NONE``/``CAST_TRUNC`` truncate, ``CAST_RINT`` nearest-even,
     ``CAST_ROUND`` half away from zero, ``CAST_FLOOR``/``CAST_CEIL``; ``CAST_ODD`` falls back
@@ -899,8 +899,10 @@ def _op_matmul(m: _Machine, op: Op) -> TVal:
         bd, bsh = bd.transpose(-1, -2), bsh[:-2] + [bsh[-1], bsh[-2]]
     if ash[-1] != bsh[-2]:
         raise m.err(f"matmul: inner dimensions differ ({ash} @ {bsh})")
-    if ad.shape[-1] != bd.shape[-2]:
-        raise m.err(f"matmul: valid K extents differ ({ad.shape[-1]} and {bd.shape[-2]})")
+    if ad.shape[-1] > bd.shape[-2]:  # pypto's K is a's valid K; b must hold data over it
+        raise m.err(f"matmul: a's valid K extent {ad.shape[-1]} exceeds b's {bd.shape[-2]} "
+                    f"(pypto sums over a's valid K and would read b past its valid data)")
+    bd = bd[..., : ad.shape[-1], :]
     try:
         batch = list(torch.broadcast_shapes(tuple(ash[:-2]), tuple(bsh[:-2])))
     except RuntimeError:

@@ -164,7 +164,7 @@ def test_bf16_matmul_over_several_k_steps_is_bit_identical_on_both_backends(tmp_
 def test_valid_mnk_kernel_reads_three_extents_and_checks_them():
     src, info = emit_matmul_kernel(MatmulSpec(kernel="mm_v", a_dtype="fp16", b_dtype="fp16", c_dtype="fp32",
                                               m=64, n=64, k=64, lda=64, ldb=64, ldc=64, valid_mnk=True))
-    assert info["tiling"] == ["off_a", "off_b", "off_c", "valid_m", "valid_n", "valid_k"]
+    assert info["tiling"] == ["off_a", "off_b", "off_c", "valid_m", "valid_n", "valid_k", "valid_kb"]
     for v, whole in (("vM", "kM"), ("vN", "kN"), ("vK", "kK")):
         assert f"ascendc_assert({v} <= {whole}," in src
     assert "ki < (vK + kBaseK - 1) / kBaseK" in src
