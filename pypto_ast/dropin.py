@@ -190,12 +190,39 @@ def _fallback(prefix: str, private: bool = True):
         qualname = f"{prefix}.{name}"
         if (name.startswith("__") and name.endswith("__")) or (not private and name.startswith("_")) \
                 or not _official(qualname):
+            reexport = _package_name(prefix, name)
+            if reexport is not None:
+                return reexport
             raise AttributeError(f"module {prefix!r} has no attribute {name!r}")
         if prefix == "pypto" and name.startswith("set_") and name.endswith("_options"):
             return _noop  # every set_*_options: compiler and runtime settings the backends do not read
         return UnsupportedAPI(qualname)
 
     return __getattr__
+
+
+def _package_name(prefix: str, name: str):
+    """A public name of the package that an official submodule merely imports (``from
+    pypto.operation import op_wrapper``: operation.py imports it from ``pypto._op_wrapper``; the
+    name table lists what a module defines, not its imports): the drop-in's ``pypto.<name>``."""
+    if not prefix.startswith("pypto.") or name.startswith("_") or "pypto" not in _Finder.modules:
+        return None
+    package = _Finder.modules["pypto"]
+    value = package.__dict__.get(name)
+    if value is None or isinstance(value, UnsupportedAPI):
+        return None
+    return value
+
+
+def op_wrapper(func):
+    """``pypto.op_wrapper`` (``pypto._op_wrapper``): the decorator the repository's op helpers
+    wear (a helper over ``pypto_impl``: tensors to their native bases and back).  Kernels read
+    such a helper from its source, the decorator transparent; live, it calls the helper."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapper
 
 
 def _live_op(name: str):
@@ -423,6 +450,7 @@ def _build_modules() -> dict:
     for name in lang._OPS + ["loop", "loop_unroll", "cond", "is_loop_begin", "is_loop_end"]:
         pypto.__dict__[name] = _live_op(name)
     pypto.__version__ = lang.__version__
+    pypto.op_wrapper = op_wrapper
     pypto.RunMode = RunMode
     pypto.options = options
     pypto.jit = jit
@@ -562,7 +590,32 @@ def _build_torch_npu() -> dict:
     npu.reset_peak_memory_stats = _noop
     package.npu = npu
     package.__version__ = "0.0+pypto_ast_dropin"
+    package.Format = _NpuFormat
+    package.npu_format_cast = _npu_format_cast
+    package.get_npu_format = lambda t: getattr(t, "_pypto_ast_npu_format", _NpuFormat.ND)
     return {"torch_npu": package, "torch_npu.npu": npu}
+
+
+class _NpuFormat(enum.IntEnum):
+    """torch_npu.Format: the storage layouts of NPU tensors (the values are torch_npu's)."""
+    UNDEFINED = -1
+    NCHW = 0
+    NHWC = 1
+    ND = 2
+    NC1HWC0 = 3
+    FRACTAL_Z = 4
+    FRACTAL_NZ = 29
+    NCDHW = 30
+    NDC1HWC0 = 32
+
+
+def _npu_format_cast(tensor, fmt):
+    """``torch_npu.npu_format_cast``: a copy in another storage layout; the logical values (what
+    torch and a pypto kernel read: an NZ annotation describes how the NPU stores them) are the
+    same, so on the CPU it is a copy that remembers the format."""
+    out = tensor.clone()
+    out._pypto_ast_npu_format = _NpuFormat(int(fmt))
+    return out
 
 
 def _seed(seed):

@@ -517,7 +517,7 @@ def _kernel_error(exc, scope):
 _ARGUMENT_ERRORS = (
     (re.compile(r"^argument `(?P<name>\w+)` must be a tensor"), TypeError),
     (re.compile(r"^tensor `(?P<name>\w+)` is declared (?P<want>\w+) but the argument is (?P<got>\w+)$"), TypeError),
-    (re.compile(r"^tensor `(?P<name>\w+)` is declared with rank \d+ but the argument has shape"), ValueError),
+    (re.compile(r"^tensor `(?P<name>\w+)` is declared with rank (at least )?\d+ but the argument has shape"), ValueError),
     (re.compile(r"^tensor `(?P<name>\w+)` is declared \[.*\] but the argument has shape"), ValueError),
     (re.compile(r"^parameter `(?P<name>\w+)` receives a tensor but is not annotated"), TypeError),
 )

@@ -879,6 +879,8 @@ class Evaluator:
             return self.view(node, [obj] + list(args), kwargs)
         if name in ("is_concrete", "concrete"):
             return UNKNOWN
+        if name == "set_cache_policy":  # a GM cache hint (CachePolicy.NONE_CACHEABLE): no effect on values
+            return None
         if name in api.ALL_OPS or ops.supported(name) or api.known(f"pypto.Tensor.{name}"):
             return self.op(node, name, [obj] + list(args), kwargs, [node.func.value] + list(node.args))
         return self.unknown_name(f"pypto tensors have no method `{name}`", node)
@@ -2059,6 +2061,7 @@ class Evaluator:
                                    f"more than the {MAX_STATIC_ITERATIONS} pypto-ast traces", node)
         self.iterations += copies
         ctx = LoopContext(var, start, stop, step)
+        self.carry_moved(stmt)
         col, end_col = self.source.char_cols(node)
         span = ir.Span(node.lineno, col, node.end_lineno or node.lineno, end_col)
         cur = ops.to_expr(start)
@@ -2080,6 +2083,31 @@ class Evaluator:
             self.builder.add(ir.Loop(var, cur, seg_stop, ir.Const(stride), tuple(body), name,
                                      "loop_unroll" if it.kind == "loop_unroll" else "loop", k, bool(submit), span))
             cur = seg_stop
+
+    def carry_moved(self, stmt):
+        """pypto's move (``t[:] = v``, ``t.move(v)``) writes the tensor object, the slot its
+        loops carry: inside a loop body, on a computed tensor bound before the loop, the next
+        iteration and the code after the loop read what the last move put there.  Such a name
+        continues as a workspace local ``{name}_carry`` holding its value, so the body's moves
+        write it in place (docs/design.md, loop-carried moves)."""
+        for name in _moved_names(stmt.body):
+            value = self.frame.env.get(name)
+            if not isinstance(value, Tensor) or value.named or value.shape is None or value.dtype is None \
+                    or any(not isinstance(d, int) or isinstance(d, bool) for d in value.shape):
+                continue
+            ttype = self.tensor_type(value.shape, value.dtype)
+            ws = Tensor(value.shape, value.dtype, "local", f"{name}_carry")
+            ws.ref = ir.TensorRef(self.builder.local(f"{name}_carry", ttype))
+            ws.name = ws.ref.name
+            saved, self.node = self.node, stmt
+            try:
+                ops.write(self, value, ws, [0] * len(value.shape))
+            except ops.OpError as exc:
+                self.problem("PTO106", str(exc), stmt)
+                continue
+            finally:
+                self.node = saved
+            self.frame.env[name] = ws
 
     def loop_body(self, stmt, it, fact, ctx, k, step, first_segment):
         saved = (self.loop, self.vec_tile, self.vec_set, self.cube_tile, self.cube_set, self.recording,
@@ -2119,6 +2147,37 @@ class Evaluator:
 
 # =============================================================================================
 _MISSING = object()
+
+
+def _moved_names(body) -> list:
+    """Names a loop body moves a tensor into: ``name[:] = v`` (every index a bare ``:``, as
+    pypto's ``_is_empty_slice``) and ``name.move(v)``, outside nested functions, in order."""
+    out: list = []
+
+    def full(key) -> bool:
+        items = key.elts if isinstance(key, ast.Tuple) else [key]
+        return all(isinstance(k, ast.Slice) and k.lower is None and k.upper is None and k.step is None
+                   for k in items)
+
+    def visit(node):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return
+        target = None
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and full(t.slice):
+                    target = t.value.id
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "move" \
+                and isinstance(node.func.value, ast.Name):
+            target = node.func.value.id
+        if target is not None and target not in out:
+            out.append(target)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    for stmt in body:
+        visit(stmt)
+    return out
 def _replace(env: dict, values: dict) -> None:
     """Set a frame's names to ``values`` keeping the dict itself (a module frame's env is its scope's)."""
     env.clear()
@@ -2162,14 +2221,17 @@ def merge_values(a, b):
 
 def annotation_from_call(args, kwargs) -> TensorAnnotation:
     """``pypto.Tensor(shape, dtype, name)`` (and ``pypto.tensor``): ``Tensor()``, ``Tensor([])`` and
-    ``Tensor(())`` bind every dim at the call."""
+    ``Tensor(())`` bind every dim at the call; a dtype left out (or ``dtype=None``) is bound at the
+    call too, as pypto does (its ``Tensor`` records ``explicit_dtype`` and converts and checks the
+    argument by it only when given).  A local ``pypto.tensor`` declaration defaults to FP32 in
+    ``local_tensor``."""
     shape = args[0] if args else kwargs.get("shape")
     dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
     name = args[2] if len(args) > 2 else kwargs.get("name", "")
     dims = _annotation_dims(shape)
-    if dtype is None and (args or "shape" in kwargs):
-        dtype = api.FP32
-    return TensorAnnotation(dims, dtype if isinstance(dtype, DType) else None, name if isinstance(name, str) else "")
+    dtype = dtype if isinstance(dtype, DType) else None
+    object_dtype = dtype if dtype is not None or not (args or "shape" in kwargs) else api.FP32
+    return TensorAnnotation(dims, dtype, name if isinstance(name, str) else "", _open_rank(shape), object_dtype)
 
 
 def annotation_from_subscript(key) -> TensorAnnotation:
@@ -2178,9 +2240,11 @@ def annotation_from_subscript(key) -> TensorAnnotation:
     shape: Any = None
     dtype = None
     name = ""
+    open_rank = False
     for item in items:
         if isinstance(item, (list, tuple)):
             shape = _annotation_dims(list(item))
+            open_rank = _open_rank(item)
         elif item is Ellipsis:
             shape = None
         elif isinstance(item, DType):
@@ -2188,9 +2252,22 @@ def annotation_from_subscript(key) -> TensorAnnotation:
         elif isinstance(item, str):
             name = item
         elif isinstance(item, dict):
-            shape = _annotation_dims(item.get("shape")) if "shape" in item else shape
+            if "shape" in item:
+                shape, open_rank = _annotation_dims(item.get("shape")), _open_rank(item.get("shape"))
             dtype = item.get("dtype", dtype) if isinstance(item.get("dtype"), DType) else dtype
-    return TensorAnnotation(shape, dtype, name)
+    return TensorAnnotation(shape, dtype, name, open_rank and shape is not None)
+
+
+def _open_rank(shape) -> bool:
+    """pypto's "status shape" (``Tensor._validate_status_shape``): a non-empty *list* of
+    STATIC/DYNAMIC markers and ints, at least one marker, no ``...`` (that form already leaves the
+    rest to the call).  The argument may have more dims than the list names (entry.py checks
+    ``len(arg.shape) < len(def.shape)`` for it, ``!=`` for a static or symbolic shape)."""
+    if not isinstance(shape, list) or not shape:
+        return False
+    if not all(isinstance(d, Marker) or (isinstance(d, int) and not isinstance(d, bool)) for d in shape):
+        return False
+    return any(isinstance(d, Marker) for d in shape)
 
 
 def _annotation_dims(shape) -> Optional[tuple]:

@@ -501,9 +501,12 @@ class KernelReader:
                                               f"--shape {name}=64x128 (or call the kernel in the module with "
                                               "tensors of static shape)", arg, where)
             dims += [Marker("STATIC")] * (len(actual_shape) - len(dims))
+        elif ann.open_rank and actual_shape is not None and len(actual_shape) > len(dims):
+            dims += [Marker("STATIC")] * (len(actual_shape) - len(dims))  # pypto: at least the listed rank
         if actual_shape is not None and len(actual_shape) != len(dims):
-            raise FrontendError("PTO106", f"tensor `{name}` is declared with rank {len(dims)} but the argument has "
-                                          f"shape {list(actual_shape)}", arg, where)
+            least = "at least " if ann.open_rank else ""
+            raise FrontendError("PTO106", f"tensor `{name}` is declared with rank {least}{len(dims)} but the argument "
+                                          f"has shape {list(actual_shape)}", arg, where)
         shape, bound = [], set()
         if ann.shape is None:  # the whole shape from the call
             bound = set(range(len(dims)))
@@ -583,7 +586,7 @@ class KernelReader:
             shape = dtype = None
             label = arg.id
             if isinstance(known, TensorAnnotation):
-                shape, dtype = known.shape, known.dtype
+                shape, dtype = known.shape, known.dtype or known.object_dtype
                 label = known.name or arg.id
             elif isinstance(known, TorchSpec):
                 shape, dtype = known.shape, api.DTYPES.get(_DT_BY_IR.get(known.dtype or "", ""))

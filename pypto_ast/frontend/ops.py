@@ -240,6 +240,11 @@ class NotLowered(OpError):
 
 
 def binary(ctx, name, args, kwargs):
+    if name == "div":  # div(input, other, precision_type=HIGH_PRECISION) on master: both are IEEE division here
+        precision = args[2] if len(args) == 3 else kwargs.get("precision_type")
+        if precision is not None and not (isinstance(precision, EnumValue) and precision.enum == "PrecisionType"):
+            raise OpError(f"pypto.div: precision_type must be a pypto.PrecisionType, got {_kind(precision)}")
+        args = args[:2] if len(args) == 3 else args
     if len(args) != 2:
         raise OpError(f"pypto.{name} takes two operands")
     a, b = args

@@ -188,8 +188,15 @@ class TensorAnnotation:
     (``Tensor()``, ``Tensor([])``, ``Tensor(())``, ``Tensor[[...], dt]`` with ``...``)."""
 
     shape: Optional[tuple]  # dims: int | Marker | Sym | None (unknown) | Ellipsis (rest static)
-    dtype: Optional[DType]
+    dtype: Optional[DType]  # None: the argument's dtype, bound at the call
     name: str = ""
+    # a *list* of STATIC/DYNAMIC markers and ints (pypto's "status shape"): pypto checks only that the
+    # argument has at least that many dims; the dims past the list are static (its from_torch marks
+    # only the listed DYNAMIC axes dynamic)
+    open_rank: bool = False
+    # the dtype of the pypto Tensor object itself (FP32 when a shape was given without one): what a
+    # legacy host-level ``pypto.tensor(shape)`` holds, never what an annotation checks
+    object_dtype: Optional[DType] = None
 
 
 @dataclass(eq=False)

@@ -858,7 +858,9 @@ def _op_cumsum(m: _Machine, op: Op) -> TVal:
 # ---------------------------------------------------------------------------------------
 # Matmul.
 
-_MATMUL_OUT = {"fp16": {"fp16", "fp32"}, "bf16": {"bf16", "fp32"}, "int8": {"int32"}, "fp32": {"fp32"}}
+# fp32 inputs: the fp32 accumulator leaves through Fixpipe's F322F16 / F322BF16 on master
+# (cube_operation_impl.cpp CheckOperandDtype takes any float out_dtype; the 0.2.0 page lists fp32 only)
+_MATMUL_OUT = {"fp16": {"fp16", "fp32"}, "bf16": {"bf16", "fp32"}, "int8": {"int32"}, "fp32": {"fp32", "fp16", "bf16"}}
 _MATMUL_BIAS = {"fp16": {"fp16", "fp32"}, "bf16": {"bf16", "fp32"}, "int8": {"int32"}, "fp32": {"fp32"}}
 
 
@@ -934,7 +936,8 @@ _CAST_PAIRS = {
     ("fp16", t) for t in ("fp32", "int32", "int16", "int8", "uint8")
 } | {("bf16", "fp32"), ("bf16", "int32"), ("int32", "fp32"), ("int32", "int16"),
      ("int32", "int64"), ("uint8", "fp16"), ("int8", "fp16"), ("int16", "fp32"),
-     ("int16", "fp16"), ("int64", "fp32"), ("int64", "int32")} | {
+     ("int16", "fp16"), ("int64", "fp32"), ("int64", "int32"),
+     ("int32", "fp16")} | {  # int32 -> fp16: master's A2/A3 table (CheckCastTypeSupport); not on 0.2.0's page
     ("fp32", t) for t in ("bf16", "fp16", "int16", "int32", "int64")}
 _CAST_MODES = ("CAST_NONE", "CAST_RINT", "CAST_ROUND", "CAST_FLOOR", "CAST_CEIL", "CAST_TRUNC",
                "CAST_ODD")
@@ -1060,6 +1063,16 @@ def _is_prefix(shape: tuple, valid: tuple) -> bool:
     return True
 
 
+def _unit_reshape_valid(shape: tuple, valid: tuple, to: tuple) -> tuple | None:
+    """The valid region after a reshape of a partially valid, non-empty value that only inserts or
+    drops axes of one index ([128, 1, 32] -> [128, 32]): every other axis keeps its extent; None for
+    any other reshape (or a fully valid or empty input, which the general rule takes)."""
+    if tuple(valid) == tuple(shape) or 0 in valid or [d for d in shape if d != 1] != [d for d in to if d != 1]:
+        return None
+    kept = iter(v for d, v in zip(shape, valid) if d != 1)
+    return tuple(next(kept) if d != 1 else 1 for d in to)
+
+
 def _prefix_valid(shape: tuple, count: int) -> tuple | None:
     """The valid extent of the first ``count`` elements laid out in ``shape``, if rectangular."""
     if count == math.prod(shape):
@@ -1086,6 +1099,13 @@ def _op_reshape(m: _Machine, op: Op) -> TVal:
     shape = tuple(shape)
     if math.prod(shape) != total:
         raise m.err(f"reshape: {list(x.shape)} and {list(shape)} have different sizes")
+    unit = _unit_reshape_valid(x.shape, x.valid, shape)
+    if unit is not None:  # only axes of one index come or go: each valid element keeps its place
+        valid = m.attr(op, "valid_shape", None)
+        if valid is not None and tuple(m.shape_of(valid, "reshape valid_shape")) != unit:
+            raise m.err(f"reshape: valid_shape {list(m.shape_of(valid, 'reshape valid_shape'))} is not the valid "
+                        f"region {list(unit)} of the input {list(x.valid)} of {list(x.shape)}")
+        return TVal(x.data.reshape(unit).clone(), shape, x.dtype)
     if not _is_prefix(x.shape, x.valid):
         raise m.err(f"reshape: valid region {list(x.valid)} of a {list(x.shape)} block is not "
                     "contiguous; reshape needs a fully valid (or row-prefix) input")

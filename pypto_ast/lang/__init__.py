@@ -122,7 +122,7 @@ class Tensor:
     """``pypto.Tensor``: an annotation outside kernels, a local tensor declaration inside."""
 
     def __new__(cls, shape=None, dtype=None, name="", format=None, **_ignored):
-        return TensorSpec(shape, dtype if dtype is not None else (DT_FP32 if shape is not None else None), name, format)  # noqa: F821
+        return TensorSpec(shape, dtype, name, format)  # no dtype: the argument's, as pypto (explicit_dtype)
 
     def __class_getitem__(cls, item):
         items = item if isinstance(item, tuple) else (item,)
