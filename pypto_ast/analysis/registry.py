@@ -23,6 +23,7 @@ _MODULES = [
     "pto013_subgraph_too_large",
     "pto014_symbolic_if_outside_jit",
     "pto015_unroll_tail_dropped",
+    "pto019_unknown_option",
     "pto028_unknown_api",
 ]
 
