@@ -24,6 +24,7 @@ _MODULES = [
     "pto014_symbolic_if_outside_jit",
     "pto015_unroll_tail_dropped",
     "pto019_unknown_option",
+    "pto020_return_in_kernel",
     "pto028_unknown_api",
 ]
 
