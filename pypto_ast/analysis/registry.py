@@ -22,6 +22,9 @@ _MODULES = [
     "pto012_unmerged_loop1",
     "pto013_subgraph_too_large",
     "pto014_symbolic_if_outside_jit",
+    "pto015_unroll_tail_dropped",
+    "pto019_unknown_option",
+    "pto020_return_in_kernel",
     "pto028_unknown_api",
 ]
 

@@ -53,7 +53,7 @@ class Rule:
     summary: ClassVar[str]  # one line, used by `pypto-lint rules`
     fix_availability: ClassVar[str] = "none"  # "none" | "safe" | "unsafe" | "display-only" | "sometimes"
     # what a safe fix may change in the lowered program (transforms/proof.py): "same" |
-    # "loop1-merge" | "output-write"; anything else it changes makes the fix unsafe
+    # "loop1-merge" | "output-write" | "unroll-tail"; anything else it changes makes the fix unsafe
     fix_meaning: ClassVar[str] = "same"
     severity: ClassVar[Severity] = Severity.ERROR
     VALID: ClassVar[list] = []

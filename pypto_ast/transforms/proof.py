@@ -8,6 +8,10 @@ from the change the rule intends (``Rule.fix_meaning``):
 ``loop1-merge``   loop(1) regions may be joined: their bodies are compared as one op sequence;
 ``output-write``  a rebound output may become a write: the new writes into parameters are
                   the only extra ops.
+``unroll-tail``   a pypto loop may gain its ``Unroll1`` tail loop (the factor 1 added to its
+                  ``unroll_list``): the loops of one pypto loop are compared without their
+                  bounds, and an unroll-1 loop right after a loop of the same index and name is
+                  left out.
 
 A kernel the front end cannot lower without shapes is compared by its lint facts instead (its
 ops in order, with the tile shapes in effect and the pypto loops around them).  A fix in a test
@@ -144,6 +148,13 @@ def _region(region: tuple, allow: str, written: set) -> tuple:
             body = _region(node.body, allow, written)
             if allow == "loop1-merge" and _is_loop1(node):
                 items.extend(body)
+            elif allow == "unroll-tail":
+                previous = items[-1] if items else None
+                if node.unroll == 1 and previous is not None and previous[0] == "loop" and \
+                        previous[1] == node.var and previous[-2] == node.name:
+                    continue  # the tail loop the added factor 1 makes
+                items.append(("loop", node.var, node.step, node.kind, node.unroll, node.submit_before_loop,
+                              node.name, body))
             else:
                 items.append(("loop", node.var, node.start, node.stop, node.step, node.kind, node.unroll,
                               node.submit_before_loop, node.name, body))
@@ -198,6 +209,8 @@ def _chain(loop) -> list:
 def _loop_key(loop, allow: str):
     if allow == "loop1-merge" and loop.is_loop1:
         return "loop1"
+    if allow == "unroll-tail" and loop.kind == "loop":
+        return (loop.kind, loop.idx_name, loop.trip, tuple(f for f in loop.unroll or () if f != 1))
     return (loop.kind, loop.idx_name, loop.trip, tuple(loop.unroll or ()))
 
 
