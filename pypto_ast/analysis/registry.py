@@ -23,6 +23,7 @@ _MODULES = [
     "pto013_subgraph_too_large",
     "pto014_symbolic_if_outside_jit",
     "pto016_output_copy_needs_clone",
+    "pto017_unannotated_tensor_param",
     "pto028_unknown_api",
 ]
 
