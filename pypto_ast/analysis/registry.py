@@ -23,6 +23,8 @@ _MODULES = [
     "pto013_subgraph_too_large",
     "pto014_symbolic_if_outside_jit",
     "pto015_unroll_tail_dropped",
+    "pto016_output_copy_needs_clone",
+    "pto017_unannotated_tensor_param",
     "pto019_unknown_option",
     "pto020_return_in_kernel",
     "pto028_unknown_api",

@@ -26,7 +26,7 @@ from . import api, ops, pyvalues, torchhost
 from .builder import Builder, _traces
 from .errors import FrontendError
 from .facts import (
-    AccessFact, BranchFact, Kernel, LoopFact, OpFact, PrintFact, RebindFact, TileSetFact, ViewFact,
+    AccessFact, BranchFact, Kernel, LoopFact, MoveFact, OpFact, PrintFact, RebindFact, TileSetFact, UseFact, ViewFact,
 )
 from .symbolic import binexpr, unexpr
 from .values import (
@@ -146,6 +146,8 @@ class Evaluator:
         self.steps = 0  # statements executed (see LINT_STEPS)
         self.warnings: list = []  # (message, node, source)
         self.returned: Optional[tuple] = None
+        self.sliced: set = set()  # idents of tensors made by plain slicing (``x[a:b, :]``): MoveFact kinds
+        self.moved: set = set()  # idents of tensors a MoveFact wrote or moved: their reads are UseFacts
 
     # =========================================================================================
     # problems
@@ -1321,6 +1323,8 @@ class Evaluator:
             return UNKNOWN if element else Tensor(None, base.dtype, "view", base=base)
         if isinstance(out, Tensor) and out is not base and out.base is None:
             out.base = base
+        if isinstance(out, Tensor) and out is not base and not element and self.kernel is not None:
+            self.sliced.add(out.ident)
         return out
 
     def tensor_setitem(self, node, base: Tensor, key, value, stmt=None, method=False):
@@ -1330,6 +1334,8 @@ class Evaluator:
         elif isinstance(value, Sym):
             self.sym_used(value, "operand")
         self.write(base, node if not method else node.func)
+        if self.kernel is not None and self.recording and isinstance(value, Tensor):
+            self._move_fact(node, base, value, stmt, method)
         self.sym_used(key, "offset")
         if value is UNKNOWN:
             return self.problem("PTO105", "the value written is not known at build time", node)
@@ -1350,6 +1356,35 @@ class Evaluator:
         finally:
             self.node = saved
         return None
+
+    def _move_fact(self, node, base: Tensor, value: Tensor, stmt, method: bool):
+        """``t[:] = v`` (every index an empty slice) / ``t.move(v)``: a MoveFact (PTO016, PTO023)."""
+        if method:
+            value_node = node.args[0] if getattr(node, "args", None) else None
+        else:
+            key = node.slice
+            items = key.elts if isinstance(key, ast.Tuple) else [key]
+            if not items or not all(isinstance(k, ast.Slice) and k.lower is None and k.upper is None and k.step is None
+                                    for k in items):
+                return
+            value_node = getattr(stmt, "value", None)
+            if isinstance(stmt, ast.AugAssign):
+                return
+        root = value.root()
+        kind = ""
+        if root is not base.root():
+            if value.origin == "param":
+                kind = "input"
+            elif root.origin == "param" and _plain_slices(value, self.sliced):
+                kind = "slice"
+            elif value.origin == "op" and isinstance(value_node, ast.Name):
+                kind = "temp"
+        self.kernel.moves.append(MoveFact(node, stmt, base, value, value_node, method, kind, self.next_order(),
+                                          self.pypto_loops(), self.frame.context))
+        self.moved.add(base.ident)
+        self.moved.add(base.root().ident)
+        if kind == "temp":
+            self.moved.add(value.ident)
 
     def rebind_moved(self, name_node: ast.Name, base: Tensor, value: Tensor):
         """``t[:] = v`` / ``t.move(v)`` on a tensor of dynamic shape with ``v`` of a static one:
@@ -1460,6 +1495,8 @@ class Evaluator:
         if self.kernel is None or not self.recording:
             return
         root = tensor.root()
+        if self.moved and (tensor.ident in self.moved or root.ident in self.moved):
+            self.kernel.moved_uses.append(UseFact(node, tensor, self.next_order(), self.pypto_loops()))
         if root.origin == "local":
             self.kernel.accesses.append(AccessFact(node, root, False, self.next_order(), self.pypto_loops()))
 
@@ -2178,6 +2215,16 @@ def _moved_names(body) -> list:
     for stmt in body:
         visit(stmt)
     return out
+def _plain_slices(value: Tensor, sliced: set) -> bool:
+    """``value`` is a parameter reached through plain slices only (``x[0:16, :]``, ``x[:, 8:][2:4]``)."""
+    t = value
+    while t.base is not None:
+        if t.ident not in sliced:
+            return False
+        t = t.base
+    return t.origin == "param"
+
+
 def _replace(env: dict, values: dict) -> None:
     """Set a frame's names to ``values`` keeping the dict itself (a module frame's env is its scope's)."""
     env.clear()

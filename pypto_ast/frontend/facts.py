@@ -122,6 +122,36 @@ class AccessFact:
 
 
 @dataclass(eq=False)
+class MoveFact:
+    """A whole write with no op of its own: ``t[:] = v`` (every index an empty slice, pypto's move)
+    or ``t.move(v)``.  ``kind`` says what ``v`` is: "input" (a whole kernel parameter), "slice" (a
+    plain ``x[a:b, :]`` slice of one), "temp" (a computed tensor the code reaches by a name), ""
+    (anything else, e.g. an expression computed right there)."""
+
+    node: ast.AST  # the target ``t[:]`` / the ``t.move`` call
+    stmt: Optional[ast.AST]  # the statement holding it
+    target: Tensor
+    value: Any
+    value_node: Optional[ast.AST]
+    method: bool
+    kind: str
+    order: int
+    loops: tuple  # pypto LoopFacts around the write (innermost last)
+    context: str  # the frame's context: "jit" | "function" | "helper" | "legacy"
+
+
+@dataclass(eq=False)
+class UseFact:
+    """A read of a tensor a MoveFact wrote or moved (``out + x`` after ``out[:] = x``; ``t * 2``
+    after ``out.move(t)``)."""
+
+    node: ast.AST
+    tensor: Tensor
+    order: int
+    loops: tuple
+
+
+@dataclass(eq=False)
 class ViewFact:
     node: ast.AST
     has_valid_shape: bool
@@ -158,6 +188,8 @@ class Kernel:
     local_decls: dict = field(default_factory=dict)  # TensorVal.ident of a local -> its pypto.tensor(...) call
     # names pypto does not have, read in the kernel (message as the transpiler words it, node): PTO028
     unknown_names: list = field(default_factory=list)
+    moves: list = field(default_factory=list)  # MoveFacts, program order: PTO016, PTO023
+    moved_uses: list = field(default_factory=list)  # UseFacts of tensors a move wrote or moved: PTO023
 
     @property
     def body(self) -> list:

@@ -12,6 +12,9 @@ from the change the rule intends (``Rule.fix_meaning``):
                   ``unroll_list``): the loops of one pypto loop are compared without their
                   bounds, and an unroll-1 loop right after a loop of the same index and name is
                   left out.
+``output-copy``   a copy may be made explicit (``out[:] = x`` -> ``out[:] = pypto.clone(x)``):
+                  ``clone`` ops and whole views of a parameter at the origin are read as the
+                  value they copy, everything else must stay the same.
 
 A kernel the front end cannot lower without shapes is compared by its lint facts instead (its
 ops in order, with the tile shapes in effect and the pypto loops around them).  A fix in a test
@@ -136,16 +139,26 @@ def _program(program: ir.Program, allow: str) -> tuple:
     params = tuple((p.name, p.kind, p.type, p.value) + (() if allow == "output-write" else (p.is_output,))
                    for p in program.params)
     written = {p.name for p in program.params} if allow == "output-write" else set()
-    return params, tuple(program.locals), _region(program.body, allow, written)
+    renames: dict = {}
+    return params, tuple(program.locals), _region(program.body, allow, written, renames)
 
 
-def _region(region: tuple, allow: str, written: set) -> tuple:
+def _region(region: tuple, allow: str, written: set, renames: Optional[dict] = None) -> tuple:
+    renames = {} if renames is None else renames
     items: list = []
     for node in region:
         if isinstance(node, ir.Block):
-            items.extend(_op(op) for op in node.ops if not _is_new_write(op, written))
+            for op in node.ops:
+                if _is_new_write(op, written):
+                    continue
+                if allow == "output-copy":
+                    op = _renamed(op, renames)
+                    if _is_copy(op):
+                        renames[op.results[0]] = op.operands[0]
+                        continue
+                items.append(_op(op))
         elif isinstance(node, ir.Loop):
-            body = _region(node.body, allow, written)
+            body = _region(node.body, allow, written, renames)
             if allow == "loop1-merge" and _is_loop1(node):
                 items.extend(body)
             elif allow == "unroll-tail":
@@ -159,7 +172,8 @@ def _region(region: tuple, allow: str, written: set) -> tuple:
                 items.append(("loop", node.var, node.start, node.stop, node.step, node.kind, node.unroll,
                               node.submit_before_loop, node.name, body))
         elif isinstance(node, ir.Branch):
-            items.append(("if", node.cond, _region(node.then, allow, written), _region(node.orelse, allow, written)))
+            items.append(("if", node.cond, _region(node.then, allow, written, renames),
+                          _region(node.orelse, allow, written, renames)))
         else:
             items.append(("return", node.values))
     return tuple(items)
@@ -173,6 +187,35 @@ def _is_loop1(loop: ir.Loop) -> bool:
 def _is_new_write(op: ir.Op, written: set) -> bool:
     """``output-write``: an assemble into a parameter (and the copy a parameter write makes)."""
     return op.opcode == "assemble" and any(isinstance(o, ir.TensorRef) and o.name in written for o in op.operands)
+
+
+def _is_copy(op: ir.Op) -> bool:
+    """``output-copy``: a clone, or a view of a whole parameter at the origin (how ``out[:] = x``
+    lowers): both are the value they copy."""
+    if len(op.results) != 1 or not op.operands:
+        return False
+    if op.opcode == "clone":
+        return len(op.operands) == 1
+    if op.opcode != "view" or not isinstance(op.operands[0], ir.TensorRef):
+        return False
+    attrs = dict(op.attrs)
+    offsets = attrs.get("offsets")
+    return set(attrs) <= {"offsets", "shape"} and isinstance(offsets, tuple) and \
+        all(isinstance(o, ir.Const) and o.value == 0 or o == 0 for o in offsets)
+
+
+def _renamed(op: ir.Op, renames: dict) -> ir.Op:
+    if not renames:
+        return op
+
+    def sub(operand):
+        if isinstance(operand, ir.Value) and operand.name in renames:
+            return renames[operand.name]
+        if isinstance(operand, tuple):
+            return tuple(sub(o) for o in operand)
+        return operand
+
+    return dataclasses.replace(op, operands=tuple(sub(o) for o in op.operands))
 
 
 def _op(op: ir.Op) -> tuple:
@@ -190,7 +233,7 @@ def _facts(scope, kdef, allow: str) -> tuple:
         return ("unreadable",)
     ops = []
     for op in kernel.ops:
-        if allow == "output-write" and op.op == "assemble":
+        if allow == "output-write" and op.op == "assemble" or allow == "output-copy" and op.op == "clone":
             continue
         loops = tuple(_loop_key(loop, allow) for loop in _chain(op.loop))
         ops.append((op.op, ast.unparse(op.node), _tile(op.vec_tile), _tile(op.cube_tile), op.multiplier, loops,
