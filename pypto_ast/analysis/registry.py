@@ -22,6 +22,7 @@ _MODULES = [
     "pto012_unmerged_loop1",
     "pto013_subgraph_too_large",
     "pto014_symbolic_if_outside_jit",
+    "pto018_tile_rank_excess",
     "pto028_unknown_api",
 ]
 
