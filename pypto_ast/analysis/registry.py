@@ -23,6 +23,7 @@ _MODULES = [
     "pto013_subgraph_too_large",
     "pto014_symbolic_if_outside_jit",
     "pto018_tile_rank_excess",
+    "pto026_view_out_of_bounds",
     "pto028_unknown_api",
 ]
 

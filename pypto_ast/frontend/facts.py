@@ -158,6 +158,10 @@ class Kernel:
     local_decls: dict = field(default_factory=dict)  # TensorVal.ident of a local -> its pypto.tensor(...) call
     # names pypto does not have, read in the kernel (message as the transpiler words it, node): PTO028
     unknown_names: list = field(default_factory=list)
+    # pypto's refusals the front end finds in a lint run, by kind ("bounds", "dtype", "shape",
+    # "element-dtype", "step", "signature"): (kind, message as the transpiler words it, node);
+    # PTO026 (bounds) and PTO027 (the others)
+    op_errors: list = field(default_factory=list)
 
     @property
     def body(self) -> list:
