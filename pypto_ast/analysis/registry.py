@@ -25,8 +25,10 @@ _MODULES = [
     "pto015_unroll_tail_dropped",
     "pto016_output_copy_needs_clone",
     "pto017_unannotated_tensor_param",
+    "pto018_tile_rank_excess",
     "pto019_unknown_option",
     "pto020_return_in_kernel",
+    "pto026_view_out_of_bounds",
     "pto028_unknown_api",
 ]
 

@@ -1185,9 +1185,24 @@ class Evaluator:
         self.record_op(node, name, out, inputs, axis)
         return out
 
+    def op_refused(self, exc: ops.OpError, node=None):
+        """PTO106 for an op pypto refuses; in a lint run a refusal of a known kind is a kernel fact
+        (the lint finding says what the transpiler would: PTO026, PTO027)."""
+        kind = getattr(exc, "kind", "")
+        if kind and not self.building and self.recording and self.kernel is not None and self.in_kernel():
+            self.kernel.op_errors.append((kind, str(exc), node if node is not None else self.node))
+        return self.problem("PTO106", str(exc), node)
+
+    def lint_refusal(self, kind: str, message: str, node=None) -> None:
+        """A lint-only kernel fact where the transpiler goes on (an assemble past its target)."""
+        if not self.building and self.recording and self.kernel is not None and self.in_kernel():
+            self.kernel.op_errors.append((kind, message, node if node is not None else self.node))
+
     def _op_failed(self, exc: ops.OpError, name, args, node=None):
-        code = "PTO102" if isinstance(exc, ops.NotLowered) else "PTO106"
-        self.problem(code, str(exc), node)
+        if isinstance(exc, ops.NotLowered):
+            self.problem("PTO102", str(exc), node)
+        else:
+            self.op_refused(exc, node)
         first = next((a for a in args if isinstance(a, Tensor)), None)
         if name in api.REDUCE or name in ("matmul", "view", "reshape", "transpose", "concat"):
             return Tensor(None, first.dtype if first is not None else None, "op")
@@ -1319,7 +1334,7 @@ class Evaluator:
         try:
             out = ops.getitem(self, base, key)
         except ops.OpError as exc:
-            self.problem("PTO106", str(exc), node)
+            self.op_refused(exc, node)
             return UNKNOWN if element else Tensor(None, base.dtype, "view", base=base)
         if isinstance(out, Tensor) and out is not base and out.base is None:
             out.base = base
@@ -1352,7 +1367,7 @@ class Evaluator:
                 if isinstance(receiver, ast.Name):
                     self.rebind_moved(receiver, base, value)
         except ops.OpError as exc:
-            self.problem("PTO106", str(exc), node)
+            self.op_refused(exc, node)
         finally:
             self.node = saved
         return None
@@ -1479,7 +1494,7 @@ class Evaluator:
         try:
             ops.call(self, "assemble", tuple(args), kwargs)
         except ops.OpError as exc:
-            self.problem("PTO106", str(exc), node)
+            self.op_refused(exc, node)
         return None
 
     def eval_no_read(self, node):

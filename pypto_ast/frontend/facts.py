@@ -190,6 +190,10 @@ class Kernel:
     unknown_names: list = field(default_factory=list)
     moves: list = field(default_factory=list)  # MoveFacts, program order: PTO016, PTO023
     moved_uses: list = field(default_factory=list)  # UseFacts of tensors a move wrote or moved: PTO023
+    # pypto's refusals the front end finds in a lint run, by kind ("bounds", "dtype", "shape",
+    # "element-dtype", "step", "signature"): (kind, message as the transpiler words it, node);
+    # PTO026 (bounds) and PTO027 (the others)
+    op_errors: list = field(default_factory=list)
 
     @property
     def body(self) -> list:

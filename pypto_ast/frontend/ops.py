@@ -39,7 +39,15 @@ _IR_TO_DTYPE = {d.ir: d for d in DTYPES.values()}
 
 
 class OpError(Exception):
-    """The op's arguments contradict pypto's rules (or what pypto-ast supports)."""
+    """The op's arguments contradict pypto's rules (or what pypto-ast supports). ``kind`` names a
+    refusal pypto itself makes for certain (the linter reports those: PTO026, PTO027)."""
+
+    kind = ""
+
+    def __init__(self, *args, kind: str = ""):
+        super().__init__(*args)
+        if kind:
+            self.kind = kind
 
 
 # -- dims and expressions ---------------------------------------------------------------------
@@ -257,7 +265,7 @@ def binary(ctx, name, args, kwargs):
     if isinstance(b, Tensor):
         if a.dtype is not None and b.dtype is not None and a.dtype != b.dtype:
             raise OpError(f"pypto.{name}: operands have different dtypes ({a.dtype.ir}, {b.dtype.ir}); "
-                          "cast one explicitly (pypto 0.2.0: FC0000)")
+                          "cast one explicitly (pypto 0.2.0: FC0000)", kind="dtype")
         shape = broadcast(a.shape, b.shape)
     elif _scalar_ok(b):
         shape = a.shape
@@ -441,7 +449,7 @@ def make_view(ctx, src: Tensor, shape: list, offsets: list, valid=None) -> Tenso
                 clipped[axis] = d - o
                 continue
             raise OpError(f"pypto.view: axis {axis} covers [{o}, {o + s}) outside the tensor's extent {d}; "
-                          "pass valid_shape= for a partial block")
+                          "pass valid_shape= for a partial block", kind="bounds")
     if valid is None and clipped != list(shape):
         valid = clipped
     if isinstance(valid, (list, tuple)) and len(valid) != len(shape):
@@ -480,16 +488,36 @@ def write(ctx, part, target, offsets) -> None:
         part = make_view(ctx, part, list(part.shape), [0] * len(part.shape))
     if part.dtype is not None and target.dtype is not None and part.dtype != target.dtype:
         raise OpError(f"writing a {part.dtype.ir} value into @{target.name} ({target.dtype.ir}): pypto does not "
-                      "cast implicitly; use pypto.cast")
+                      "cast implicitly; use pypto.cast", kind="dtype")
     if part.rank is not None and target.rank is not None and part.rank != target.rank:
         raise OpError(f"writing a value of shape {shape_text(part.shape)} into @{target.name} "
-                      f"{shape_text(target.shape)}: ranks differ")
+                      f"{shape_text(target.shape)}: ranks differ", kind="shape")
     if not isinstance(offsets, (list, tuple)):
         if ctx.building:
             raise OpError("assemble offsets must be a list known at build time")
         offsets = [None] * (target.rank or 0)
+    if not ctx.building:
+        _assemble_bounds(ctx, part, target, offsets)
     ctx.emit("assemble", (part, target), {"offsets": tuple(offsets)})
     ctx.wrote(target)
+
+
+def _assemble_bounds(ctx, part, target, offsets) -> None:
+    """Lint runs only: a part whose static valid extent, at its offset, passes the end of the target
+    (pypto 0.2.0 writes it without a word). The part's valid shape counts (a tail block assembled
+    with ``valid_shape=`` fits); axes whose extent the call gave are one call's, not checked."""
+    if part.shape is None or target.shape is None or len(part.shape) != len(target.shape) \
+            or len(offsets) != len(target.shape):
+        return
+    extents = part.valid if isinstance(part.valid, tuple) and len(part.valid) == len(part.shape) else part.shape
+    for axis, (size, off, dim) in enumerate(zip(extents, offsets, target.shape)):
+        s, o, d = const_of(size), const_of(off), const_of(dim)
+        if None in (s, o, d) or axis in target.bound or isinstance(s, bool) or isinstance(o, bool):
+            continue
+        if o < 0 or o + s > d:
+            ctx.lint_refusal("bounds", f"assemble into @{target.name}: axis {axis} covers [{o}, {o + s}) "
+                                       f"outside the tensor's extent {d}")
+            return
 
 
 def op_full(ctx, name, args, kwargs):
@@ -683,7 +711,7 @@ def getitem(ctx, tensor: Tensor, key):
                           "parameter or a pypto.tensor local")
         if tensor.dtype is not None and tensor.dtype != INT32:
             raise OpError(f"scalar reads need an int32 tensor, @{tensor.name} is {tensor.dtype.ir} "
-                          "(pypto 0.2.0: tensor dtype must be DT_INT32)")
+                          "(pypto 0.2.0: tensor dtype must be DT_INT32)", kind="element-dtype")
         return ctx.read_scalar(tensor, items)
     if all(_is_full(k) for k in items):
         return tensor
@@ -705,7 +733,7 @@ def _slice_region(ctx, tensor, items):
         dim = tensor.shape[axis] if tensor.shape is not None else None
         if isinstance(k, slice):
             if k.step not in (None, 1):
-                raise OpError("slice step must be 1 or None (pypto 0.2.0: step must be 1 or None)")
+                raise OpError("slice step must be 1 or None (pypto 0.2.0: step must be 1 or None)", kind="step")
             start = 0 if k.start is None else k.start
             stop = dim if k.stop is None else k.stop
             if const_of(start) is not None and const_of(start) < 0 and const_of(dim) is not None:
@@ -763,7 +791,7 @@ def setitem(ctx, tensor: Tensor, key, value):
     for axis, k in enumerate(items):
         if isinstance(k, slice):
             if k.step not in (None, 1):
-                raise OpError("slice step must be 1 or None (pypto 0.2.0: step must be 1 or None)")
+                raise OpError("slice step must be 1 or None (pypto 0.2.0: step must be 1 or None)", kind="step")
             start = 0 if k.start is None else k.start
             dim = tensor.shape[axis] if tensor.shape is not None else None
             if const_of(start) is not None and const_of(start) < 0 and const_of(dim) is not None:

@@ -32,7 +32,7 @@ class TileRankMismatch(Rule):
     The check is silent when the tile or the output rank is unknown (tiles set at module
     level or through ``*shapes``, ``pypto.Tensor()`` annotations, dynamic reshapes).
     A tile with *more* dims than the output is accepted by 0.2.0 (its leading dims are used)
-    and is not reported here.
+    and is PTO018's case (tile-rank-excess).
 
     ## Example
     ```python

@@ -1,0 +1,16 @@
+"""Helpers shared by rules PTO018/PTO024-PTO027 (not a rule: the registry loads only ``_MODULES``)."""
+
+from __future__ import annotations
+
+import ast
+
+
+def in_file(ctx, node) -> bool:
+    """Whether ``node`` is part of the file being linted. A helper imported from a sibling module
+    (``from rope_impl import rope_3d``) is traced with the kernel, but its nodes' positions are
+    in the other file: a span built from them would point at an unrelated line of this one."""
+    ids = getattr(ctx, "_pto_local_ids", None)
+    if ids is None:
+        ids = {id(n) for n in ast.walk(ctx.source.tree)}
+        ctx._pto_local_ids = ids
+    return id(node) in ids
