@@ -620,7 +620,7 @@ class Evaluator:
             name = type(op).__name__
             if isinstance(a, Sym) or isinstance(b, Sym):
                 for s in (a, b):
-                    self.sym_used(s, "extent")
+                    self.sym_used(s, "compare")
                 cop = _CMP.get(name)
                 ea, eb = ops.to_expr(a), ops.to_expr(b)
                 part = self.make_sym(binexpr(cop, ea, eb), node, a, b) if cop and ea is not None and eb is not None \
@@ -1462,6 +1462,15 @@ class Evaluator:
                         live[1] if live else None, slicing, self.loop)
         fact.read_ids = frozenset(live[0].reads) if live else frozenset()
         fact.shape_read_ids = shape_reads
+        fact.offset_read_ids = _reads_in(offsets)
+        direct_ids = _direct_indices_in(offsets)  # loop indices not reached through a tensor read
+        loop = self.loop
+        while loop is not None:
+            if id(loop) in direct_ids:
+                fact.tail_read_ids |= loop.tail_reads
+            elif id(loop) in index_ids:
+                fact.indirect_tail_read_ids |= loop.tail_reads
+            loop = loop.parent
         self.kernel.views.append(fact)
 
     def assemble(self, node, args, kwargs, receiver=False):
@@ -2009,7 +2018,8 @@ class Evaluator:
         args = list(it.args)
         kwv = dict(it.kwargs)
         for value in args + list(kwv.values()):
-            self.sym_used(value, "extent")
+            # a count of whole blocks applies the value; a rounded-up count leaves a partial tail
+            self.sym_used(value, "extent" if _is_rounded_up(value) else "trip")
         start, stop, step = 0, UNKNOWN, 1
         if len(args) == 1:
             stop = args[0]
@@ -2043,6 +2053,8 @@ class Evaluator:
             fact.is_loop1 = (
                 it.kind == "loop" and (a, b, s) == (0, 1, 1) and not unroll and unroll_known and not submit_flag
             )
+            if _is_rounded_up(stop):
+                fact.tail_reads = stop.reads
             self.kernel.loops.append(fact)
             self.loop.children.append(fact)
         self.loop_counter += 1
@@ -2355,6 +2367,34 @@ def _reads_in(value) -> frozenset:
         out = frozenset()
         for item in value:
             out |= _reads_in(item)
+        return out
+    return frozenset()
+
+
+def _is_rounded_up(value) -> bool:
+    """A block count rounded up: ``(n + B - 1) // B`` (or ``pypto.ceil_div``-style calls), read
+    from the expression the value was computed by."""
+    if not isinstance(value, Sym):
+        return False
+    node = value._node
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+        return isinstance(node.left, ast.BinOp) and isinstance(node.left.op, (ast.Add, ast.Sub))
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return "ceil" in name.lower()
+    return False
+
+
+def _direct_indices_in(value) -> frozenset:
+    """The loop indices of offsets computed from loop indices alone (``j * 16``), not through a
+    value read from a tensor (``table[b, j] * 16``)."""
+    if isinstance(value, Sym):
+        return frozenset() if "tensor_read" in value.kinds else value.indices
+    if isinstance(value, (list, tuple)):
+        out = frozenset()
+        for item in value:
+            out |= _direct_indices_in(item)
         return out
     return frozenset()
 

@@ -29,6 +29,9 @@ class LoopFact:
     body_paths: int = 1  # compiled paths of one body copy from symbolic branches (flag branches aside)
     flag_branches: int = 0  # branches on is_loop_begin/is_loop_end
     has_inplace_reshape: bool = False
+    # reads behind a ceil-divided trip count ``(n + B - 1) // B`` of a value read from a tensor:
+    # the last trip is a partial block (PTO006)
+    tail_reads: frozenset = frozenset()
 
     @property
     def explicit(self) -> bool:
@@ -162,6 +165,9 @@ class ViewFact:
     loop: LoopFact
     read_ids: frozenset = frozenset()  # reads behind the live read (index_of_live_read)
     shape_read_ids: frozenset = frozenset()  # reads in the shape / slice extents (uses_tensor_read)
+    offset_read_ids: frozenset = frozenset()  # reads in the offsets
+    tail_read_ids: frozenset = frozenset()  # reads behind the ceil-divided trip count of a loop the offsets index
+    indirect_tail_read_ids: frozenset = frozenset()  # the same, for a loop the offsets reach through a table read
 
 
 @dataclass(eq=False)

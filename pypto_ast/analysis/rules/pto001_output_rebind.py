@@ -11,6 +11,27 @@ from ..rule import Case, LintContext, Rule
 _HEAD = "import pypto\n\n@pypto.frontend.jit\ndef add_one(x: pypto.Tensor((64, 64), pypto.DT_FP32),\n            out: pypto.Tensor((64, 64), pypto.DT_FP32)):\n    pypto.set_vec_tile_shapes(32, 64)\n"
 
 
+def _passed_a_tensor(ctx, function, name: str) -> bool:
+    """Whether a kernel of this file calls the frontend.function ``function`` with one of its
+    tensor parameters in the place of ``name``."""
+    node = function.node
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    names = [a.arg for a in node.args.posonlyargs + node.args.args]
+    for caller in ctx.model.kernels:
+        if caller is function or not isinstance(caller.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for call in ast.walk(caller.node):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == node.name):
+                continue
+            given = {k.arg: k.value for k in call.keywords if k.arg}
+            given.update({names[i]: a for i, a in enumerate(call.args) if i < len(names)})
+            arg = given.get(name)
+            if isinstance(arg, ast.Name) and isinstance(caller.params.get(arg.id), TensorVal):
+                return True
+    return False
+
+
 class OutputRebind(Rule):
     """
     ## What it does
@@ -63,6 +84,12 @@ class OutputRebind(Rule):
     fix_availability = "sometimes"
     fix_meaning = "output-write"
     VALID = [
+        # a frontend.function that returns its result: the rebinding is a local
+        "import pypto\n\n@pypto.frontend.function\ndef norm(x, gamma):\n"
+        "    h = x * x\n    h = h * gamma\n    return h\n",
+        # a frontend.function parameter rebound and then used
+        "import pypto\n\n@pypto.frontend.function\ndef norm(x, gamma, out):\n"
+        "    x = x * gamma\n    out[:] = x + 1.0\n",
         _HEAD + "    out[:] = x + 1.0\n",
         _HEAD + "    out.move(x + 1.0)\n",
         _HEAD + "    pypto.assemble(x + 1.0, [0, 0], out)\n",
@@ -74,6 +101,14 @@ class OutputRebind(Rule):
         "def f(x, out):\n    out = x + 1\n",
     ]
     INVALID = [
+        # a frontend.function helper rebinds the output it was given and returns nothing
+        Case(
+            "import pypto\n\n@pypto.frontend.function\ndef norm(x, gamma, out):\n"
+            "    h = pypto.exp(x)\n    out = h * gamma\n\n@pypto.frontend.jit\n"
+            "def k(x: pypto.Tensor((8, 8), pypto.DT_FP32), g: pypto.Tensor((1, 8), pypto.DT_FP32),\n"
+            "      y: pypto.Tensor((8, 8), pypto.DT_FP32)):\n    pypto.set_vec_tile_shapes(8, 8)\n    norm(x, g, y)\n",
+            line=6, col=5,
+        ),
         Case(_HEAD + "    out = x + 1.0\n", line=7, col=5, fixed=_HEAD + "    out[:] = x + 1.0\n"),
         Case(_HEAD + "    out = pypto.add(x, x)\n", line=7, fixed=_HEAD + "    out[:] = pypto.add(x, x)\n"),
         Case(_HEAD + "    out += x\n", line=7, col=5),
@@ -124,7 +159,11 @@ class OutputRebind(Rule):
                 seen.add(name)
                 param = kernel.params.get(name)
                 if not isinstance(param, TensorVal) and name not in kernel.outputs:
-                    continue
+                    # a frontend.function's parameters carry no annotation: the caller passes
+                    # tensors, and a parameter rebound to a value nothing reads is an output lost
+                    if not (kernel.kind == "function" and param is None and not fact.read_after
+                            and (isinstance(fact.value, TensorVal) or _passed_a_tensor(ctx, kernel, name))):
+                        continue
                 read_before = any(
                     order < fact.order or set(loops) & set(fact.loops)
                     for pname, order, loops in kernel.param_reads

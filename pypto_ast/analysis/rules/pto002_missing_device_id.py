@@ -106,6 +106,9 @@ class MissingDeviceId(Rule):
         # set inside a `with` that always runs, before the launch
         _RUN.format(before="    with open(os.devnull) as _:\n        torch.npu.set_device(0)\n", after=""),
         _HELPER.format(before="    torch.npu.set_device(0)\n"),
+        # set in both arms of an if: every path sets it
+        _RUN.format(before="    if os.environ.get('DEV0'):\n        torch.npu.set_device(0)\n"
+                           "    else:\n        torch.npu.set_device(int(os.environ['TILE_FWK_DEVICE_ID']))\n", after=""),
         # a run call in a function whose callers are unknown (a library): not judged
         _RUN.format(before="", after="").replace("def test_add", "def add_case"),
         # the caller sets the device before calling the launching function
@@ -128,6 +131,10 @@ class MissingDeviceId(Rule):
         # set on one path only
         Case(_RUN.format(before="    if os.environ.get('TILE_FWK_DEVICE_ID'):\n        torch.npu.set_device(0)\n",
                          after=""), line=14, col=5),
+        # both arms of an if, but the elif arm sets nothing
+        Case(_RUN.format(before="    if os.environ.get('DEV0'):\n        torch.npu.set_device(0)\n"
+                                "    elif os.environ.get('DEV1'):\n        torch.npu.set_device(1)\n", after=""),
+             line=16, col=5),
         # the graph is built by a helper the test calls; the run is in the test
         Case(_HELPER.format(before=""), line=14, col=5),
         Case(
@@ -234,13 +241,39 @@ class _HostIndex:
             node = self.up[node]
         return node
 
+    def _lifted(self, stmt):
+        """The statement out of the ``with`` and ``try`` bodies around it, which always run."""
+        while isinstance(self.up.get(stmt), (ast.With, ast.Try)) and stmt in getattr(self.up[stmt], "body", ()):
+            stmt = self.up[stmt]
+        return stmt
+
+    def _arm_sets(self, arm: list, owner) -> bool:
+        """Whether a set_device runs on every path through the statements ``arm`` (at its top
+        level, out of with/try bodies, or in both arms of an if there)."""
+        for call in self.set_devices.get(owner, ()):
+            stmt = self._lifted(self.statement_of(call))
+            while stmt not in arm and isinstance(self.up.get(stmt), ast.If):
+                branch = self.up[stmt]
+                other = branch.orelse if stmt in branch.body else branch.body
+                if not other or not any(self._lifted(self.statement_of(c)) in other
+                                        for c in self.set_devices.get(owner, ())):
+                    break
+                stmt = self._lifted(branch)
+            if stmt in arm:
+                return True
+        return False
+
     def _always_runs_before(self, first, then) -> bool:
         """Whether the statement of ``first`` runs on every path to ``then``, before it (same function):
         its statement -- lifted out of ``with`` and ``try`` bodies, which always run -- is an earlier
         sibling of a statement that holds ``then``."""
-        stmt = self.statement_of(first)
-        while isinstance(self.up.get(stmt), (ast.With, ast.Try)) and stmt in getattr(self.up[stmt], "body", ()):
-            stmt = self.up[stmt]
+        stmt = self._lifted(self.statement_of(first))
+        while isinstance(self.up.get(stmt), ast.If):
+            branch = self.up[stmt]
+            other = branch.orelse if stmt in branch.body else branch.body
+            if not other or not self._arm_sets(other, self.owner_of(first)):
+                break
+            stmt = self._lifted(branch)  # both arms set the device: the whole if does
         holder = self.up.get(stmt)
         block = next((b for b in (getattr(holder, f, None) for f in ("body", "orelse", "finalbody"))
                       if isinstance(b, list) and stmt in b), None)

@@ -7,7 +7,7 @@ import ast
 from ...diagnostics import Note
 from ..rule import Case, LintContext, Rule
 
-_APPLIED = {"operand", "offset", "valid_shape"}  # uses that show the read value is consumed
+_APPLIED = {"operand", "offset", "valid_shape", "compare", "trip"}  # uses that show the read value is consumed
 
 _HEAD = (
     "import pypto\n\nB, S, H = 4, 64, 64\n\n@pypto.frontend.jit\n"
@@ -28,10 +28,18 @@ class ViewNeedsValidShape(Rule):
     - the view's shape or slice bounds use such a value, or
     - the view's offsets use the loop index ``b`` that also indexed a tensor read
       ``cur = lens[b]`` earlier in the loop body, and ``cur`` is never applied anywhere
-      (not as an operand, an offset or a ``valid_shape``) -- it looks like the length the
-      author meant to give the view.
+      (not as an operand, an offset, a comparison or a ``valid_shape``) -- it looks like the
+      length the author meant to give the view; a value computed from several reads
+      (``n = cu[b + 1] - cu[b]``) counts as applied only when every read behind it is, or
+    - the view's offsets use, directly (``j * 32``, not through a table read), the index of a
+      loop whose trip count is a rounded-up block count of a value read from a tensor
+      (``for j in pypto.loop((n + 31) // 32)``): the last block is partial; reached through a
+      table read (``pages[b, j] * 32``) only when no read of the length's tensor is applied anywhere
+      in the kernel (a re-read used as a mask or valid shape shows the kernel masks the page).
 
-    A per-batch value that *is* used (a scale multiplied in, an offset) is not reported.
+    A per-batch value that *is* used (a scale multiplied in, an offset, a guard
+    ``if e < active``) is not reported, nor a loop over a count of whole blocks read from a
+    tensor (``for j in pypto.loop(n_blocks)``).
 
     ## Why is this bad?
     Without ``valid_shape`` pypto infers the valid extent of a view from its input: it is
@@ -102,6 +110,29 @@ class ViewNeedsValidShape(Rule):
         "        valid = pypto.min(16, n - i * 16)\n"
         "        blk = pypto.view(x, [16, 64], [i * 16, 0], valid_shape=[valid, 64])\n"
         "        pypto.assemble(pypto.exp(blk), [i * 16, 0], y)\n",
+        # the read value guards the block: whole blocks are skipped past it
+        _HEAD + "        n_act = act_seqs[b]\n"
+        "        for j in pypto.loop(4, name='j_loop', idx_name='j', unroll_list=[1, 2]):\n"
+        "            if j < n_act:\n"
+        "                blk = pypto.view(inp, [1, 16, H], [b, j * 16, 0])\n"
+        "                pypto.assemble(blk * 2.0, [b, j * 16, 0], out)\n",
+        # physical pages through a block table, the length also applied elsewhere (a mask, a
+        # scale): masking the partial page is the kernel's own business
+        _HEAD + "        n_tok = act_seqs[b]\n"
+        "        for j in pypto.loop((n_tok + 15) // 16, name='j_loop', idx_name='j'):\n"
+        "            page = act_seqs[j]\n"
+        "            blk = pypto.view(inp, [1, 16, H], [b, page * 16, 0])\n"
+        "            pypto.assemble(blk * n_tok, [b, j * 16, 0], out)\n",
+        # a count of whole blocks read from a tensor: no tail
+        _HEAD + "        n_blocks = act_seqs[b]\n"
+        "        for j in pypto.loop(n_blocks, name='j_loop', idx_name='j'):\n"
+        "            blk = pypto.view(inp, [1, 16, H], [b, j * 16, 0])\n"
+        "            pypto.assemble(blk * 2.0, [b, j * 16, 0], out)\n",
+        # both reads of a packed layout applied: start as offset, length as valid shape
+        _HEAD + "        start = act_seqs[b]\n"
+        "        seg_len = act_seqs[b + 1] - start\n"
+        "        seg = pypto.view(inp, [1, S, H], [0, start, 0], valid_shape=[1, seg_len, H])\n"
+        "        pypto.assemble(seg * 2.0, [0, start, 0], out)\n",
         # a helper never called from a kernel is not checked
         "import pypto\n\ndef unused(inp, lens, b):\n    cur = lens[b]\n    return pypto.view(inp, [1, 64, 64], [b, 0, 0])\n",
     ]
@@ -151,6 +182,38 @@ class ViewNeedsValidShape(Rule):
             "            pypto.assemble(blk + 1.0, [b, j * 16, 0], out)\n",
             line=11, col=19,
         ),
+        # packed layout: the start is applied, the length computed from it is not
+        Case(
+            _HEAD + "        start = act_seqs[b]\n"
+            "        seg_len = act_seqs[b + 1] - start\n"
+            "        seg = pypto.view(inp, [1, S, H], [0, start, 0])\n"
+            "        pypto.assemble(seg * 2.0, [0, start, 0], out)\n",
+            line=12, col=15,
+        ),
+        # the per-block value is applied, but the rounded-up block count makes the last block partial
+        Case(
+            _HEAD + "        n_tok = act_seqs[b]\n"
+            "        for j in pypto.loop((n_tok + 15) // 16, name='j_loop', idx_name='j'):\n"
+            "            scale = act_seqs[j]\n"
+            "            blk = pypto.view(inp, [1, 16, H], [b, j * 16, 0])\n"
+            "            pypto.assemble(blk * scale, [b, j * 16, 0], out)\n",
+            line=13, col=19,
+        ),
+        # physical pages through a block table; nothing but the trip count reads the length, so
+        # the last page's padding rows are copied as data
+        Case(
+            "import pypto\n\n@pypto.frontend.jit\n"
+            "def k(cache: pypto.Tensor((256, 64), pypto.DT_FP32), pages: pypto.Tensor((2, 4), pypto.DT_INT32),\n"
+            "      lens: pypto.Tensor((2,), pypto.DT_INT32), out: pypto.Tensor((256, 64), pypto.DT_FP32)):\n"
+            "    pypto.set_vec_tile_shapes(32, 64)\n"
+            "    for b in pypto.loop(2, name='req', idx_name='b'):\n"
+            "        n_tok = lens[b]\n"
+            "        for j in pypto.loop((n_tok + 31) // 32, name='blk', idx_name='j'):\n"
+            "            page = pages[b, j]\n"
+            "            blk = pypto.view(cache, [32, 64], [page * 32, 0])\n"
+            "            pypto.assemble(blk * 2.0, [(b * 4 + j) * 32, 0], out)\n",
+            line=11, col=19,
+        ),
         # inside a plain helper called from the loop
         Case(
             "import pypto\nfrom pypto.frontend import jit\n\n"
@@ -176,10 +239,16 @@ class ViewNeedsValidShape(Rule):
                 live_ids = getattr(view, "read_ids", frozenset())
                 if view.uses_tensor_read:
                     cause, ids = "shape", shape_ids
-                elif view.index_of_live_read and not any(
-                    kernel.read_uses.get(r, set()) & _APPLIED for r in live_ids
-                ):
+                elif view.index_of_live_read and self._unapplied(kernel, view, live_ids):
                     cause, ids = "index", live_ids
+                elif view.tail_read_ids:
+                    cause, ids = "tail", view.tail_read_ids
+                elif view.indirect_tail_read_ids:
+                    if reads is None:
+                        reads = {id(n): n for n in ast.walk(ctx.source.tree) if isinstance(n, ast.Subscript)}
+                    if self._length_applied(kernel, view.indirect_tail_read_ids, reads):
+                        continue
+                    cause, ids = "tail", view.indirect_tail_read_ids
                 else:
                     continue
                 seen.add(id(view.node))
@@ -187,6 +256,27 @@ class ViewNeedsValidShape(Rule):
                     reads = {id(n): n for n in ast.walk(ctx.source.tree) if isinstance(n, ast.Subscript)}
                 read_nodes = sorted((reads[r] for r in ids if r in reads), key=lambda n: (n.lineno, n.col_offset))
                 yield self._diagnostic(ctx, view, cause, read_nodes)
+
+    @staticmethod
+    def _length_applied(kernel, ids, reads) -> bool:
+        """Whether the tensor the length is read from is applied anywhere in the kernel (a read of
+        it, this one or another, as an operand, offset, guard or valid shape): then the kernel
+        masks the partial page itself."""
+        tensors = {ast.dump(reads[r].value) for r in ids if r in reads}
+        for r, uses in kernel.read_uses.items():
+            if uses & _APPLIED and r in reads and ast.dump(reads[r].value) in tensors:
+                return True
+        return False
+
+    @staticmethod
+    def _unapplied(kernel, view, live_ids) -> bool:
+        """The live read is never applied; or, computed from several reads, some are applied and
+        this view's offsets use one of those but nothing applies the rest (``n = cu[b + 1] - cu[b]``
+        with ``cu[b]`` the offset): the length the view was meant to take."""
+        applied = {r for r in live_ids if kernel.read_uses.get(r, set()) & _APPLIED}
+        if not applied:
+            return True
+        return applied != set(live_ids) and bool(applied & view.offset_read_ids)
 
     def _diagnostic(self, ctx, view, cause, read_nodes):
         what = "slice" if view.slicing else "`pypto.view`"
@@ -199,6 +289,11 @@ class ViewNeedsValidShape(Rule):
             message = (
                 f"{what} extent depends on {shown}, read from tensor data, but no `valid_shape=` is given: "
                 "pypto infers the valid extent from the input, so it cannot follow the data"
+            )
+        elif cause == "tail":
+            message = (
+                f"{what} has no `valid_shape=` although its loop runs a rounded-up block count of {shown}, "
+                "read from tensor data: the last block is partial, yet the view covers it whole"
             )
         else:
             message = (
