@@ -269,6 +269,17 @@ def _exit_code(
     return EXIT_CLEAN
 
 
+@main.command("server")
+def server_command() -> None:
+    """Run as a Language Server on stdin/stdout (needs the `[lsp]` extra: pip install 'pypto-ast[lsp]')."""
+    try:
+        from pypto_ast.cli.server import main as serve
+    except ImportError as exc:
+        raise Fatal(f"`pypto-lint server` needs pygls ({exc.name or exc} is missing): "
+                    "pip install 'pypto-ast[lsp]'") from None
+    serve()
+
+
 @main.command("rules")
 def rules_command() -> None:
     """List every rule: code, name, fix availability, summary; then pypto-transpile's codes."""
