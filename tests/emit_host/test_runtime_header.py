@@ -1132,6 +1132,30 @@ def test_launch_on_threads_matches_one_thread(tmp_path):
     assert "threads used 3" in _run_with(exe, "-1", "3").stderr
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_setaffinity"), reason="needs Linux CPU affinity")
+def test_auto_threads_follow_the_cpu_affinity(tmp_path):
+    """0 = one thread per core the process may use (taskset / cpusets), not per core of the machine."""
+    import os
+
+    exe = compile_program(THREADED, tmp_path / "threaded")
+    one = _run_with(exe, "1")
+
+    def pinned(cores):
+        return subprocess.run([str(exe), "0"], capture_output=True, text=True, timeout=60, check=False,
+                              env={k: v for k, v in os.environ.items() if k != "PYPTO_AST_HOST_THREADS"},
+                              preexec_fn=lambda: os.sched_setaffinity(0, cores))
+
+    allowed = sorted(os.sched_getaffinity(0))
+    single = pinned({allowed[0]})
+    assert single.returncode == 0, single.stderr
+    assert "threads used 1" in single.stderr
+    assert single.stdout == one.stdout
+    if len(allowed) >= 2:
+        two = pinned(set(allowed[:2]))
+        assert "threads used 2" in two.stderr
+        assert two.stdout == one.stdout
+
+
 def test_bad_thread_count_variable_is_an_error(tmp_path):
     exe = compile_program(THREADED, tmp_path / "threaded")
     proc = _run_with(exe, "-1", "lots")

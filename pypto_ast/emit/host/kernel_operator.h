@@ -109,11 +109,12 @@ uint32_t UbBytes();
 // 32-byte grid for GM addresses too (useful to find slow, unaligned bursts).  Off by default.
 void SetStrictGmAlignment(bool on);
 // Threads used by Launch: n > 0 uses min(n, numBlocks) threads (even above the core count);
-// 0 = auto, min(numBlocks, std::thread::hardware_concurrency()); n < 0 forgets the setting
+// 0 = auto, min(numBlocks, UsableCores()): the cores the process's affinity allows; n < 0 forgets the setting
 // and goes back to the environment variable PYPTO_AST_HOST_THREADS (same meaning; unset,
 // empty or 0 = auto).  A malformed variable throws std::runtime_error from Launch.
 void SetHostThreads(int n);
 uint32_t HostThreads(uint32_t numBlocks);
+uint32_t UsableCores();  // the cores this process's CPU affinity allows (Linux), else hardware_concurrency
 
 namespace detail {
 // Runs body(ctx) once per block (see Launch); defined in runtime/core.cpp.

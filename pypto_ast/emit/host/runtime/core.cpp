@@ -34,6 +34,22 @@ uint32_t UbBytes() { return detail::g_state.ubBytes; }
 void SetStrictGmAlignment(bool on) { detail::g_state.strictGmAlign = on; }
 void SetHostThreads(int n) { detail::g_threadsOverride.store(n < 0 ? -1 : n); }
 
+uint32_t UsableCores()
+{
+#if defined(__linux__)
+    // The cores this process may run on (taskset, cgroups' cpusets, a CI runner's slice), not
+    // every core of the machine: more threads than those only time-slice.
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        const int count = CPU_COUNT(&set);
+        if (count > 0) return static_cast<uint32_t>(count);
+    }
+#endif
+    const unsigned hw = std::thread::hardware_concurrency();
+    return hw == 0 ? 1u : hw;
+}
+
 uint32_t HostThreads(uint32_t numBlocks)
 {
     long n = detail::g_threadsOverride.load();
@@ -50,10 +66,7 @@ uint32_t HostThreads(uint32_t numBlocks)
             }
         }
     }
-    if (n == 0) {
-        const unsigned hw = std::thread::hardware_concurrency();
-        n = hw == 0 ? 1 : static_cast<long>(hw);
-    }
+    if (n == 0) n = static_cast<long>(UsableCores());
     return static_cast<uint32_t>(n < static_cast<long>(numBlocks) ? n : static_cast<long>(numBlocks));
 }
 

@@ -13,6 +13,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#if defined(__linux__)
+#include <sched.h>
+#endif
 #include <exception>
 #include <initializer_list>
 #include <limits>
