@@ -361,6 +361,59 @@ void CubeLoadData(Ty t, const TensorDesc& dst, const TensorDesc& src, const Load
 }
 
 // ===========================================================================================
+// The cube's dot products: C[i][j] = sum over k of A[i][k] * B[k][j], in double, each sum in
+// increasing k (no reassociation: the same bits as the naive loop).  Rows come in fours and
+// columns in sixteens (the fractal sizes make rows and columns multiples of 16), each 4 x 16
+// block of C held in registers over the whole of k; B is repacked into 16-column panels so the
+// inner loop streams it.  Compiled for AVX-512, AVX2+FMA and the baseline (target_clones,
+// picked at load time); FMA changes nothing since every product is exact.
+// ===========================================================================================
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(PYPTO_HOST_NO_CLONES)
+#define PYPTO_HOST_CUBE_SIMD __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define PYPTO_HOST_CUBE_SIMD
+#endif
+typedef double Vec8 __attribute__((vector_size(64), aligned(8)));
+
+PYPTO_HOST_CUBE_SIMD __attribute__((noinline))
+static void DotPanel(double* c, const double* a, const double* panel, uint32_t rows, uint32_t ldc, uint32_t lda,
+                     uint32_t kk)
+{
+    for (uint32_t i = 0; i < rows; i += 4) {
+        Vec8 c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}, c30 = {}, c31 = {};
+        const double* a0 = a + uint64_t(i) * lda;
+        const double* a1 = a0 + lda;
+        const double* a2 = a1 + lda;
+        const double* a3 = a2 + lda;
+        const double* bp = panel;
+        for (uint32_t k = 0; k < kk; ++k, bp += 16) {
+            Vec8 b0, b1;
+            std::memcpy(&b0, bp, 64);
+            std::memcpy(&b1, bp + 8, 64);
+            const double x0 = a0[k], x1 = a1[k], x2 = a2[k], x3 = a3[k];
+            c00 += x0 * b0; c01 += x0 * b1;
+            c10 += x1 * b0; c11 += x1 * b1;
+            c20 += x2 * b0; c21 += x2 * b1;
+            c30 += x3 * b0; c31 += x3 * b1;
+        }
+        double* r = c + uint64_t(i) * ldc;
+        std::memcpy(r, &c00, 64); std::memcpy(r + 8, &c01, 64); r += ldc;
+        std::memcpy(r, &c10, 64); std::memcpy(r + 8, &c11, 64); r += ldc;
+        std::memcpy(r, &c20, 64); std::memcpy(r + 8, &c21, 64); r += ldc;
+        std::memcpy(r, &c30, 64); std::memcpy(r + 8, &c31, 64);
+    }
+}
+
+static void DotBlocks(double* c, const double* a, const double* b, uint32_t rows, uint32_t cols, uint32_t kk)
+{
+    std::vector<double> panel(uint64_t(kk) * 16);
+    for (uint32_t j = 0; j < cols; j += 16) {
+        for (uint32_t k = 0; k < kk; ++k) std::memcpy(&panel[uint64_t(k) * 16], b + uint64_t(k) * cols + j, 16 * 8);
+        DotPanel(c + j, a, panel.data(), rows, cols, kk, kk);
+    }
+}
+
+// ===========================================================================================
 // §10.2 Mmad: L0C (Nz, float/int32) = [L0C +] L0A (Zz) x L0B (Zn) [+ bias from BiasTable].
 // ===========================================================================================
 void CubeMmad(Ty ct, Ty ab, const TensorDesc& c, const TensorDesc& a, const TensorDesc& b, const MmadParams& p,
@@ -442,20 +495,21 @@ void CubeMmad(Ty ct, Ty ab, const TensorDesc& c, const TensorDesc& a, const Tens
         for (uint32_t kk = 0; kk < KK; ++kk)
             for (uint32_t j = 0; j < N * 16; ++j)
                 B[uint64_t(kk) * N * 16 + j] = CubeIn<U>(pb + ((uint64_t(kk / c0) * N + j / 16) * 512) + ((j % 16) * c0 + kk % c0) * sizeof(U));
+        // Every product (int8, half, bf16 and float operands alike) is exact in double, so the
+        // sums below are the only roundings, in increasing k for every element: the blocked
+        // kernel gives the same bits as a plain triple loop, whatever ISA it was compiled for.
+        std::vector<double> acc(uint64_t(M) * 16 * N * 16);
+        DotBlocks(acc.data(), A.data(), B.data(), M * 16, N * 16, KK);
         WithTypeIn<Dt::I32, Dt::F32>(ct.dt, [&](auto tagT) {
             using T = decltype(tagT);
             uint8_t* pc = Ptr(c);
             for (uint32_t i = 0; i < M * 16; ++i)
                 for (uint32_t j = 0; j < N * 16; ++j) {
-                    // Products of half/bf16 are exact in double; sum in double, round once to float.
-                    double acc = 0.0;
-                    const double* ar = &A[uint64_t(i) * KK];
-                    for (uint32_t kk = 0; kk < KK; ++kk) acc += ar[kk] * B[uint64_t(kk) * N * 16 + j];
                     uint8_t* cp = pc + ((uint64_t(j / 16) * M + i / 16) * 256 + (i % 16) * 16 + j % 16) * sizeof(T);
                     double init = 0.0;
                     if (fromBias) init = biasVal[j];
                     else if (!p.cmatrixInitVal) init = CubeIn<T>(cp);
-                    Store<T>(cp, FromD<T>(init + acc));
+                    Store<T>(cp, FromD<T>(init + acc[uint64_t(i) * N * 16 + j]));
                 }
         });
     });
