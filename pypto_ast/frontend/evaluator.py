@@ -138,6 +138,7 @@ class Evaluator:
         self.live_reads: list = []  # (Sym read from a tensor, node) bound in enclosing bodies
         self.read_uses: dict = {}  # tensor-read node id -> set of use kinds
         self.call_stack: list = []
+        self.call_nodes: list = []  # the Call nodes of call_stack, for AccessFact.sites
         self.recording = True  # record facts (off for unrolled copies after the first)
         self.loop_counter = 0
         self.loop_vars: list = []  # idx names of the pypto loops being evaluated (innermost last)
@@ -930,8 +931,17 @@ class Evaluator:
             known = {p.arg for p in positional + params.kwonlyargs}
             frame.env[params.kwarg.arg] = {k: v for k, v in kwargs.items() if k not in known}
         self.call_stack.append(func.node)
+        self.call_nodes.append(node)
         self.frames.append(frame)
+        saved_tiles = None
         try:
+            if self.kernel is not None and isinstance(func.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for deco in func.node.decorator_list:  # @pypto.options(...) scopes the helper's ops
+                    if isinstance(deco, ast.Call):
+                        value = self.eval(deco)
+                        if isinstance(value, OptionsVal):
+                            saved_tiles = saved_tiles or (self.vec_tile, self.vec_set, self.cube_tile, self.cube_set)
+                            self._enter_options(value)
             if isinstance(func.node, ast.Lambda):
                 return self.eval(func.node.body)
             try:
@@ -941,6 +951,9 @@ class Evaluator:
         finally:
             self.frames.pop()
             self.call_stack.pop()
+            self.call_nodes.pop()
+            if saved_tiles is not None:
+                self.vec_tile, self.vec_set, self.cube_tile, self.cube_set = saved_tiles
         if not frame.returns:
             return None
         result = frame.returns[0]
@@ -973,6 +986,19 @@ class Evaluator:
             return self.set_cube_tiles(node, args, kwargs)
         if name in ("options", "experimental.options"):
             return OptionsVal(kwargs.get("vec_tile_shapes"), kwargs.get("cube_tile_shapes"), node)
+        if name == "set_options" and self.kernel is not None and (
+                "vec_tile_shapes" in kwargs or "cube_tile_shapes" in kwargs):
+            # set_options(vec_tile_shapes=...) is set_vec_tile_shapes: the same scope key in pypto
+            vec, cube = kwargs.get("vec_tile_shapes"), kwargs.get("cube_tile_shapes")
+            if isinstance(vec, (list, tuple)):
+                self.set_vec_tiles(node, [list(vec)])
+            elif vec is not None:
+                self._enter_options(OptionsVal(UNKNOWN, None, node))
+            if isinstance(cube, (list, tuple)) and len(cube) >= 3:
+                self.set_cube_tiles(node, list(cube[:3]), {})
+            elif cube is not None:
+                self._enter_options(OptionsVal(None, UNKNOWN, node))
+            return None
         if name in ("Tensor", "tensor"):
             if self.kernel is None:
                 return annotation_from_call(args, kwargs)
@@ -1522,7 +1548,8 @@ class Evaluator:
         if self.moved and (tensor.ident in self.moved or root.ident in self.moved):
             self.kernel.moved_uses.append(UseFact(node, tensor, self.next_order(), self.pypto_loops()))
         if root.origin == "local":
-            self.kernel.accesses.append(AccessFact(node, root, False, self.next_order(), self.pypto_loops()))
+            self.kernel.accesses.append(AccessFact(node, root, False, self.next_order(), self.pypto_loops(),
+                                                   tuple(self.call_nodes)))
 
     def write(self, tensor: Tensor, node) -> None:
         if self.kernel is None:

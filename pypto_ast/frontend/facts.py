@@ -122,6 +122,7 @@ class AccessFact:
     write: bool
     order: int
     loops: tuple  # pypto LoopFacts around the access (innermost last)
+    sites: tuple = ()  # the calls the access sits in, outermost first (a read in a helper: its call sites)
 
 
 @dataclass(eq=False)

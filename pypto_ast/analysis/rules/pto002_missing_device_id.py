@@ -106,6 +106,13 @@ class MissingDeviceId(Rule):
         # set inside a `with` that always runs, before the launch
         _RUN.format(before="    with open(os.devnull) as _:\n        torch.npu.set_device(0)\n", after=""),
         _HELPER.format(before="    torch.npu.set_device(0)\n"),
+        # pytest sets it first: an autouse fixture, a requested one, a setup hook
+        "import os\nimport pytest\nimport torch\nimport pypto\n\n@pytest.fixture(autouse=True)\ndef npu():\n"
+        "    torch.npu.set_device(0)\n    yield\n\n\n" + _RUN.format(before="", after="").split("\n\n\n", 1)[1],
+        "import os\nimport pytest\nimport torch\nimport pypto\n\n@pytest.fixture\ndef npu():\n    torch.npu.set_device(0)\n\n\n"
+        + _RUN.format(before="", after="").split("\n\n\n", 1)[1].replace("def test_add():", "def test_add(npu):"),
+        "import os\nimport torch\nimport pypto\n\ndef setup_module(module):\n    torch.npu.set_device(0)\n\n\n"
+        + _RUN.format(before="", after="").split("\n\n\n", 1)[1],
         # set in both arms of an if: every path sets it
         _RUN.format(before="    if os.environ.get('DEV0'):\n        torch.npu.set_device(0)\n"
                            "    else:\n        torch.npu.set_device(int(os.environ['TILE_FWK_DEVICE_ID']))\n", after=""),
@@ -131,6 +138,13 @@ class MissingDeviceId(Rule):
         # set on one path only
         Case(_RUN.format(before="    if os.environ.get('TILE_FWK_DEVICE_ID'):\n        torch.npu.set_device(0)\n",
                          after=""), line=14, col=5),
+        # a fixture the test does not request; one that sets it only after its yield (teardown)
+        Case("import os\nimport pytest\nimport torch\nimport pypto\n\n@pytest.fixture\ndef npu():\n"
+             "    torch.npu.set_device(0)\n\n\n" + _RUN.format(before="", after="").split("\n\n\n", 1)[1],
+             line=17, col=5),
+        Case("import os\nimport pytest\nimport torch\nimport pypto\n\n@pytest.fixture(autouse=True)\ndef npu():\n"
+             "    yield\n    torch.npu.set_device(0)\n\n\n" + _RUN.format(before="", after="").split("\n\n\n", 1)[1],
+             line=18, col=5),
         # both arms of an if, but the elif arm sets nothing
         Case(_RUN.format(before="    if os.environ.get('DEV0'):\n        torch.npu.set_device(0)\n"
                                 "    elif os.environ.get('DEV1'):\n        torch.npu.set_device(1)\n", after=""),
@@ -191,6 +205,7 @@ class _HostIndex:
         self.runs: list = []  # pypto.runtime._device_run... calls: launches
         self.parents: dict = {}  # node -> owner FunctionDef (None: the module)
         self.up: dict = {}  # node -> its parent node
+        self._setups = None  # pytest fixtures and setup hooks that set the device (built on first need)
         self.npu = any(
             isinstance(v, ApiRef) and v.qualname.split(".")[0] == "torch_npu" for v in self.scope.env.values()
         )
@@ -286,6 +301,38 @@ class _HostIndex:
             node = self.up.get(node)
         return False
 
+    def _sets_first(self, function) -> bool:
+        """Whether ``function`` sets the device unconditionally (before its ``yield``, for a fixture)."""
+        body = function.body
+        stop = next((i for i, st in enumerate(body) if isinstance(st, ast.Expr) and
+                     isinstance(st.value, (ast.Yield, ast.YieldFrom))), len(body))
+        for call in self.set_devices.get(function, ()):
+            stmt = self._lifted(self.statement_of(call))
+            while stmt not in body and isinstance(self.up.get(stmt), ast.If):
+                branch = self.up[stmt]
+                other = branch.orelse if stmt in branch.body else branch.body
+                if not other or not self._arm_sets(other, function):
+                    break
+                stmt = self._lifted(branch)
+            if stmt in body and body.index(stmt) < stop:
+                return True
+        return False
+
+    def _pytest_sets(self, test) -> bool:
+        """Whether pytest sets the device before running ``test``: an autouse fixture or one the
+        test requests (by parameter name), or a setup_module / setup_function / setUp hook."""
+        if self._setups is None:
+            self._setups = []  # (function, is a fixture, autouse) that set the device first
+            for function in self.set_devices:
+                if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                flags = [_is_fixture(d) for d in function.decorator_list]
+                fixture = any(f for f, _ in flags)
+                if (fixture or function.name in _SETUPS) and self._sets_first(function):
+                    self._setups.append((function, fixture, any(a for _, a in flags)))
+        wanted = {a.arg for a in test.args.args + test.args.kwonlyargs}
+        return any(not fixture or autouse or function.name in wanted for function, fixture, autouse in self._setups)
+
     def covered(self, owner, node, depth: int):
         """True: a set_device runs first on every path; False: on none; None: unknown caller."""
         if any(self._always_runs_before(call, node) for call in self.set_devices.get(owner, ())):
@@ -294,13 +341,27 @@ class _HostIndex:
             return False
         sites = self.call_sites.get(owner.name, [])
         if not sites and owner.name.startswith("test"):
-            return False  # pytest calls it, and sets no device
+            return self._pytest_sets(owner)  # pytest calls it: after its setup and fixtures
         if not sites or depth > 5:
             return None
         results = [self.covered(site_owner, site_call, depth + 1) for site_owner, site_call in sites]
         if all(r is False for r in results):
             return False
         return True if all(r is True for r in results) else None
+
+
+_SETUPS = {"setup_module", "setup_function", "setup_method", "setup_class", "setUp", "setUpClass", "setUpModule"}
+
+
+def _is_fixture(decorator) -> tuple:
+    """(is a pytest fixture, autouse) for one decorator: ``@pytest.fixture``, ``@fixture(autouse=True)``."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else ""
+    if name != "fixture":
+        return False, False
+    autouse = isinstance(decorator, ast.Call) and any(
+        k.arg == "autouse" and isinstance(k.value, ast.Constant) and k.value.value is True for k in decorator.keywords)
+    return True, autouse
 
 
 def _small(node, limit: int = 64) -> bool:

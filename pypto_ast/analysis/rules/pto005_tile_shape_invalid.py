@@ -72,6 +72,17 @@ class TileShapeInvalid(Rule):
     name = "tile-shape-invalid"
     summary = "a tile shape is missing, has a non-positive dim, too many dims, or inconsistent cube L0/L1 values"
     VALID = [
+        # set_options(vec_tile_shapes=, cube_tile_shapes=) sets the same scope as the setters
+        "import pypto\n\n@pypto.frontend.jit\n"
+        "def k(x: pypto.Tensor([128, 256], pypto.DT_FP16), w: pypto.Tensor([256, 64], pypto.DT_FP16),\n"
+        "      y: pypto.Tensor([128, 64], pypto.DT_FP32)):\n"
+        "    pypto.set_options(vec_tile_shapes=[32, 64], cube_tile_shapes=[[32, 64], [128, 256], [64, 64]])\n"
+        "    y[:] = pypto.exp(pypto.matmul(x, w, pypto.DT_FP32))\n",
+        # a helper under @pypto.options(vec_tile_shapes=...) runs in that scope
+        "import pypto\n\n@pypto.options(vec_tile_shapes=[16, 64])\ndef act(x):\n    return pypto.exp(x) * 2.0\n\n"
+        "@pypto.frontend.jit\n"
+        "def k(x: pypto.Tensor([64, 64], pypto.DT_FP32), y: pypto.Tensor([64, 64], pypto.DT_FP32)):\n"
+        "    y[:] = act(x)\n",
         "import pypto\n\n@pypto.frontend.jit\n"
         "def k(a: pypto.Tensor((64, 64), pypto.DT_FP32), out: pypto.Tensor((64, 64), pypto.DT_FP32)):\n"
         "    pypto.set_vec_tile_shapes(32, 32)\n"

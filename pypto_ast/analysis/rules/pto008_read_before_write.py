@@ -86,11 +86,12 @@ class ReadBeforeWrite(Rule):
         _HEAD + "    prev = pypto.tensor([32, 32], pypto.DT_FP32, 'prev')\n"
         "    for k in pypto.loop(4, name='K', idx_name='k'):\n"
         "        if not pypto.is_loop_begin(k):\n            c[:] = prev + a\n        prev[:] = a * 0.5\n",
-        # read in a helper the loop calls, written later in the loop: the call site may be guarded
+        # read in a helper the loop calls under a guard, written later in the loop
         "import pypto\n\ndef blend(x, t):\n    return x + t\n\n@pypto.frontend.jit\n"
         "def k(a: pypto.Tensor((32, 32), pypto.DT_FP32), c: pypto.Tensor((32, 32), pypto.DT_FP32)):\n"
         "    pypto.set_vec_tile_shapes(16, 16)\n    t = pypto.tensor([32, 32], pypto.DT_FP32, 't')\n"
-        "    for i in pypto.loop(4, name='L', idx_name='i'):\n        c[:] = blend(a, t)\n        t[:] = c * 0.5\n",
+        "    for i in pypto.loop(4, name='L', idx_name='i'):\n        if i > 0:\n            c[:] = blend(a, t)\n"
+        "        t[:] = a * 0.5\n",
         # written inside a frontend.function helper
         "import pypto as pto\n\n@pto.frontend.function\n"
         "def fill(x: pto.Tensor((32, 32), pto.DT_FP32), o: pto.Tensor((32, 32), pto.DT_FP32)):\n"
@@ -149,6 +150,15 @@ class ReadBeforeWrite(Rule):
             "    for j in pypto.loop(2, name='M', idx_name='j'):\n        t[:] = a * 2.0\n",
             line=9, col=20,
         ),
+        # read in a helper the loop calls unguarded, written only later in the loop: the first
+        # trip reads it empty
+        Case(
+            "import pypto\n\ndef blend(x, t):\n    return x + t\n\n@pypto.frontend.jit\n"
+            "def k(a: pypto.Tensor((32, 32), pypto.DT_FP32), c: pypto.Tensor((32, 32), pypto.DT_FP32)):\n"
+            "    pypto.set_vec_tile_shapes(16, 16)\n    t = pypto.tensor([32, 32], pypto.DT_FP32, 't')\n"
+            "    for i in pypto.loop(4, name='L', idx_name='i'):\n        c[:] = blend(a, t)\n        t[:] = c * 0.5\n",
+            line=4, col=16,
+        ),
         # read in a plain helper called before any write
         Case(
             "import pypto\n\ndef use(x, t):\n    return x + t[0:16, :]\n\n@pypto.frontend.jit\n"
@@ -206,9 +216,17 @@ def _has_producer(accesses, read, branches, parents) -> bool:
         if access.order < read.order:
             return True
         common = [loop for loop in read.loops if loop in access.loops]
-        if common and _guarded(read.node, common[0].node, branches, parents):
+        if common and _guarded(_site(read, parents), common[0].node, branches, parents):
             return True
     return False
+
+
+def _site(read, parents):
+    """Where the read sits in the kernel's own body: the node itself, or the outermost call of
+    the helper it is in, when that call is in the kernel (then its guards are the read's)."""
+    if id(read.node) in parents:
+        return read.node
+    return next((call for call in read.sites if id(call) in parents), read.node)
 
 
 def _guarded(node, loop_node, branches, parents) -> bool:

@@ -67,6 +67,16 @@ class UnmergedLoop1(Rule):
     fix_availability = "sometimes"
     fix_meaning = "loop1-merge"
     VALID = [
+        # the loop(1) after the implicit region scopes its own tile shape
+        "import pypto\n\n@pypto.frontend.jit\n"
+        "def k(s: pypto.Tensor([16, 64], pypto.DT_FP32), m: pypto.Tensor([16, 1], pypto.DT_FP32),\n"
+        "      y: pypto.Tensor([16, 64], pypto.DT_FP32)):\n"
+        "    pypto.set_vec_tile_shapes(16, 64)\n"
+        "    peak = pypto.amax(s, -1, keepdim=True)\n"
+        "    for _ in pypto.loop(1, name='store_max', idx_name='q'):\n"
+        "        pypto.set_vec_tile_shapes(16, 8)\n"
+        "        m[:] = peak * 1.0\n"
+        "    y[:] = pypto.exp(s - peak)\n",
         _SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n",
         # a barrier loop must stay separate
         _SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n"
@@ -159,6 +169,8 @@ class UnmergedLoop1(Rule):
         loop = loop1[first_loop]
         if loop.has_inplace_reshape or _uses_targets(first_loop, exclude=set()):
             return
+        if _sets_tiles(kernel, loop):
+            return  # the loop scopes its own tile shape: inlining it would leak that into what follows
         before = [op for op in kernel.root.ops if op.node.lineno < first_loop.lineno
                   and _in_function_body(op.node, kernel.node)]
         if not before:
