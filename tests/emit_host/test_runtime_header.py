@@ -1554,3 +1554,42 @@ def test_bitwise_ops_and_shifts(tmp_path):
     assert proc.stdout.split("\n")[:8] == [
         "and -32768 3 44 1", "or -1 -5 511 32767", "not 32767 4 -301 -32768", "shl 0 -40 2400 -8",
         "shr -4096 -1 37 4095", "shr_u16 4096 8191 37 4095", "shr32 0 -1", "shl32 -2147483648 -14"], proc.stdout
+
+
+WIDEN_ALL = r"""
+#include <cinttypes>
+#include <cstring>
+
+int main()
+{
+    for (uint32_t b = 0; b < 65536; ++b) {
+        const double h = pypto_host::fp::HalfToDouble(static_cast<uint16_t>(b));
+        const double f = pypto_host::fp::Bf16ToDouble(static_cast<uint16_t>(b));
+        uint64_t hb, fb;
+        std::memcpy(&hb, &h, 8);
+        std::memcpy(&fb, &f, 8);
+        std::printf("%016" PRIx64 " %016" PRIx64 "\n", hb, fb);
+    }
+    return 0;
+}
+"""
+
+
+def test_half_and_bf16_widen_exactly_for_every_bit_pattern(tmp_path):
+    """The bit-level widenings (the cube's operand gathers use them) against numpy's and torch's."""
+    import numpy as np
+    import torch
+
+    exe = compile_program(WIDEN_ALL, tmp_path / "widen")
+    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=True)
+    rows = [line.split() for line in proc.stdout.splitlines()]
+    assert len(rows) == 65536
+    got_h = np.array([int(a, 16) for a, _ in rows], dtype=np.uint64).view(np.float64)
+    got_b = np.array([int(b, 16) for _, b in rows], dtype=np.uint64).view(np.float64)
+    bits = np.arange(65536, dtype=np.uint16)
+    want_h = bits.view(np.float16).astype(np.float64)
+    want_b = torch.from_numpy(bits.view(np.int16).copy()).view(torch.bfloat16).double().numpy()
+    for got, want in ((got_h, want_h), (got_b, want_b)):
+        nan = np.isnan(want)
+        assert np.array_equal(np.isnan(got), nan)
+        assert np.array_equal(got[~nan].view(np.uint64), want[~nan].view(np.uint64))  # signed zeros too

@@ -165,9 +165,9 @@ namespace pypto_host {
 
 namespace fp {
 uint16_t HalfFromDouble(double d) { return static_cast<uint16_t>(Encode(RoundTo(d, kHalf, Rnd::NearestEven), kHalf)); }
-double HalfToDouble(uint16_t bits) { return Decode(bits, kHalf); }
+double HalfToDouble(uint16_t bits) { return WidenHalf(bits); }
 uint16_t Bf16FromDouble(double d) { return static_cast<uint16_t>(Encode(RoundTo(d, kBf16, Rnd::NearestEven), kBf16)); }
-double Bf16ToDouble(uint16_t bits) { return Decode(bits, kBf16); }
+double Bf16ToDouble(uint16_t bits) { return WidenBf16(bits); }
 }  // namespace fp
 }  // namespace pypto_host
 

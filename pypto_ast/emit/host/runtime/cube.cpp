@@ -364,20 +364,26 @@ void CubeLoadData(Ty t, const TensorDesc& dst, const TensorDesc& src, const Load
 // The cube's dot products: C[i][j] = sum over k of A[i][k] * B[k][j], in double, each sum in
 // increasing k (no reassociation: the same bits as the naive loop).  Rows come in fours and
 // columns in sixteens (the fractal sizes make rows and columns multiples of 16), each 4 x 16
-// block of C held in registers over the whole of k; B is repacked into 16-column panels so the
-// inner loop streams it.  Compiled for AVX-512, AVX2+FMA and the baseline (target_clones,
-// picked at load time); FMA changes nothing since every product is exact.
+// block of C held in registers over the whole of k (4 x 16 where AVX-512 gives 32 registers,
+// 2 x 16 on AVX2's 16); B is repacked into 16-column panels so the inner loop streams it.
+// Compiled for AVX-512, AVX2+FMA and the baseline (picked at load time: target / target_clones,
+// __builtin_cpu_supports); FMA changes nothing since every product is exact.
 // ===========================================================================================
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(PYPTO_HOST_NO_CLONES)
-#define PYPTO_HOST_CUBE_SIMD __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define PYPTO_HOST_CUBE_X86 1
+#define PYPTO_HOST_CUBE_WIDE __attribute__((target("arch=x86-64-v4")))
+#define PYPTO_HOST_CUBE_NARROW __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
-#define PYPTO_HOST_CUBE_SIMD
+#define PYPTO_HOST_CUBE_WIDE
+#define PYPTO_HOST_CUBE_NARROW
 #endif
 typedef double Vec8 __attribute__((vector_size(64), aligned(8)));
+typedef double Vec4 __attribute__((vector_size(32), aligned(8)));
 
-PYPTO_HOST_CUBE_SIMD __attribute__((noinline))
-static void DotPanel(double* c, const double* a, const double* panel, uint32_t rows, uint32_t ldc, uint32_t lda,
-                     uint32_t kk)
+// AVX-512 (32 vector registers): 4 rows x 16 columns, 8 accumulators of 8 doubles.
+PYPTO_HOST_CUBE_WIDE __attribute__((noinline))
+static void DotPanelWide(double* c, const double* a, const double* panel, uint32_t rows, uint32_t ldc, uint32_t lda,
+                         uint32_t kk)
 {
     for (uint32_t i = 0; i < rows; i += 4) {
         Vec8 c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}, c30 = {}, c31 = {};
@@ -404,12 +410,51 @@ static void DotPanel(double* c, const double* a, const double* panel, uint32_t r
     }
 }
 
-static void DotBlocks(double* c, const double* a, const double* b, uint32_t rows, uint32_t cols, uint32_t kk)
+// AVX2 (16 vector registers) and the baseline: 2 rows x 16 columns, 8 accumulators of 4 doubles.
+PYPTO_HOST_CUBE_NARROW __attribute__((noinline))
+static void DotPanelNarrow(double* c, const double* a, const double* panel, uint32_t rows, uint32_t ldc,
+                           uint32_t lda, uint32_t kk)
 {
-    std::vector<double> panel(uint64_t(kk) * 16);
+    for (uint32_t i = 0; i < rows; i += 2) {
+        Vec4 c00 = {}, c01 = {}, c02 = {}, c03 = {}, c10 = {}, c11 = {}, c12 = {}, c13 = {};
+        const double* a0 = a + uint64_t(i) * lda;
+        const double* a1 = a0 + lda;
+        const double* bp = panel;
+        for (uint32_t k = 0; k < kk; ++k, bp += 16) {
+            Vec4 b0, b1, b2, b3;
+            std::memcpy(&b0, bp, 32);
+            std::memcpy(&b1, bp + 4, 32);
+            std::memcpy(&b2, bp + 8, 32);
+            std::memcpy(&b3, bp + 12, 32);
+            const double x0 = a0[k], x1 = a1[k];
+            c00 += x0 * b0; c01 += x0 * b1; c02 += x0 * b2; c03 += x0 * b3;
+            c10 += x1 * b0; c11 += x1 * b1; c12 += x1 * b2; c13 += x1 * b3;
+        }
+        double* r = c + uint64_t(i) * ldc;
+        std::memcpy(r, &c00, 32); std::memcpy(r + 4, &c01, 32); std::memcpy(r + 8, &c02, 32);
+        std::memcpy(r + 12, &c03, 32);
+        r += ldc;
+        std::memcpy(r, &c10, 32); std::memcpy(r + 4, &c11, 32); std::memcpy(r + 8, &c12, 32);
+        std::memcpy(r + 12, &c13, 32);
+    }
+}
+
+static bool WideCube()
+{
+#if defined(PYPTO_HOST_CUBE_X86)
+    static const bool wide = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+    return wide;
+#else
+    return false;
+#endif
+}
+
+static void DotBlocks(double* c, const double* a, const double* panels, uint32_t rows, uint32_t cols, uint32_t kk)
+{
     for (uint32_t j = 0; j < cols; j += 16) {
-        for (uint32_t k = 0; k < kk; ++k) std::memcpy(&panel[uint64_t(k) * 16], b + uint64_t(k) * cols + j, 16 * 8);
-        DotPanel(c + j, a, panel.data(), rows, cols, kk, kk);
+        const double* panel = panels + uint64_t(j) * kk;  // panel j / 16: kk rows of 16
+        if (WideCube()) DotPanelWide(c + j, a, panel, rows, cols, kk, kk);
+        else DotPanelNarrow(c + j, a, panel, rows, cols, kk, kk);
     }
 }
 
@@ -484,17 +529,26 @@ void CubeMmad(Ty ct, Ty ab, const TensorDesc& c, const TensorDesc& a, const Tens
     }
     WithTypeIn<Dt::I8, Dt::F16, Dt::BF16, Dt::F32>(ab.dt, [&](auto tagU) {
         using U = decltype(tagU);
-        // Gather operands as doubles (A: [M*16][K*c0], B: [K*c0][N*16]).
+        // Gather operands as doubles: A row-major [M*16][K*c0]; B as 16-column panels
+        // [N][K*c0][16] (a Zn fractal holds 16 columns of c0 consecutive k each).
         const uint32_t KK = K * c0;
         std::vector<double> A(uint64_t(M) * 16 * KK), B(uint64_t(KK) * N * 16);
         const uint8_t* pa = Ptr(a);
         const uint8_t* pb = Ptr(b);
         for (uint32_t i = 0; i < M * 16; ++i)
-            for (uint32_t kk = 0; kk < KK; ++kk)
-                A[uint64_t(i) * KK + kk] = CubeIn<U>(pa + ((uint64_t(i / 16) * K + kk / c0) * 512) + ((i % 16) * c0 + kk % c0) * sizeof(U));
-        for (uint32_t kk = 0; kk < KK; ++kk)
-            for (uint32_t j = 0; j < N * 16; ++j)
-                B[uint64_t(kk) * N * 16 + j] = CubeIn<U>(pb + ((uint64_t(kk / c0) * N + j / 16) * 512) + ((j % 16) * c0 + kk % c0) * sizeof(U));
+            for (uint32_t kf = 0; kf < K; ++kf) {
+                const uint8_t* src = pa + (uint64_t(i / 16) * K + kf) * 512 + uint64_t(i % 16) * c0 * sizeof(U);
+                double* dst = &A[uint64_t(i) * KK + uint64_t(kf) * c0];
+                for (uint32_t e = 0; e < c0; ++e) dst[e] = CubeIn<U>(src + e * sizeof(U));
+            }
+        for (uint32_t jp = 0; jp < N; ++jp)
+            for (uint32_t kf = 0; kf < K; ++kf) {
+                const uint8_t* frac = pb + (uint64_t(kf) * N + jp) * 512;
+                double* panel = &B[(uint64_t(jp) * KK + uint64_t(kf) * c0) * 16];
+                for (uint32_t jj = 0; jj < 16; ++jj)
+                    for (uint32_t e = 0; e < c0; ++e)
+                        panel[uint64_t(e) * 16 + jj] = CubeIn<U>(frac + (uint64_t(jj) * c0 + e) * sizeof(U));
+            }
         // Every product (int8, half, bf16 and float operands alike) is exact in double, so the
         // sums below are the only roundings, in increasing k for every element: the blocked
         // kernel gives the same bits as a plain triple loop, whatever ISA it was compiled for.
@@ -503,13 +557,17 @@ void CubeMmad(Ty ct, Ty ab, const TensorDesc& c, const TensorDesc& a, const Tens
         WithTypeIn<Dt::I32, Dt::F32>(ct.dt, [&](auto tagT) {
             using T = decltype(tagT);
             uint8_t* pc = Ptr(c);
-            for (uint32_t i = 0; i < M * 16; ++i)
-                for (uint32_t j = 0; j < N * 16; ++j) {
-                    uint8_t* cp = pc + ((uint64_t(j / 16) * M + i / 16) * 256 + (i % 16) * 16 + j % 16) * sizeof(T);
-                    double init = 0.0;
-                    if (fromBias) init = biasVal[j];
-                    else if (!p.cmatrixInitVal) init = CubeIn<T>(cp);
-                    Store<T>(cp, FromD<T>(init + acc[uint64_t(i) * N * 16 + j]));
+            for (uint32_t jp = 0; jp < N; ++jp)
+                for (uint32_t i = 0; i < M * 16; ++i) {
+                    uint8_t* row = pc + ((uint64_t(jp) * M + i / 16) * 256 + (i % 16) * 16) * sizeof(T);
+                    const double* sums = &acc[uint64_t(i) * N * 16 + uint64_t(jp) * 16];
+                    for (uint32_t jj = 0; jj < 16; ++jj) {
+                        uint8_t* cp = row + jj * sizeof(T);
+                        double init = 0.0;
+                        if (fromBias) init = biasVal[uint64_t(jp) * 16 + jj];
+                        else if (!p.cmatrixInitVal) init = CubeIn<T>(cp);
+                        Store<T>(cp, FromD<T>(init + sums[jj]));
+                    }
                 }
         });
     });

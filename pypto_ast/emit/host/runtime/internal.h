@@ -134,6 +134,31 @@ inline double Decode(uint32_t bits, Format f)
     else v = std::ldexp(1.0 + std::ldexp(static_cast<double>(fr), -f.mantBits), static_cast<int>(ex) - f.maxExp);
     return neg ? -v : v;
 }
+
+// Exact widenings, by bits (Decode, the generic path, goes through ldexp: the cube's operand
+// gathers spent most of a matmul there).  Infinities and NaNs keep the generic path.
+inline double WidenHalf(uint16_t bits)
+{
+    const uint64_t e = (bits >> 10) & 0x1Fu, m = bits & 0x3FFu, sign = uint64_t(bits >> 15) << 63;
+    if (e == 0x1F) return Decode(bits, kHalf);
+    if (e == 0) {
+        const double v = static_cast<double>(m) * 0x1p-24;  // subnormal or zero: exact
+        return sign ? -v : v;
+    }
+    const uint64_t d = sign | ((e - 15 + 1023) << 52) | (m << 42);
+    double out;
+    std::memcpy(&out, &d, 8);
+    return out;
+}
+
+inline double WidenBf16(uint16_t bits)
+{
+    if (((bits >> 7) & 0xFFu) == 0xFFu) return Decode(bits, kBf16);
+    const uint32_t f = uint32_t(bits) << 16;  // bfloat16 is the top half of a float: exact
+    float out;
+    std::memcpy(&out, &f, 4);
+    return static_cast<double>(out);
+}
 }  // namespace fp
 }  // namespace pypto_host
 
@@ -207,8 +232,8 @@ template <typename F> inline void WithType(Dt dt, F&& f)
 
 // Value <-> double for the arithmetic of vector ops.
 template <typename T> inline double ToD(const T& v) { return static_cast<double>(v); }
-inline double ToD(const half& v) { return v.ToDouble(); }
-inline double ToD(const bfloat16_t& v) { return v.ToDouble(); }
+inline double ToD(const half& v) { return pypto_host::fp::WidenHalf(v.Bits()); }
+inline double ToD(const bfloat16_t& v) { return pypto_host::fp::WidenBf16(v.Bits()); }
 template <typename T> inline T FromD(double d) { return static_cast<T>(d); }
 template <> inline half FromD<half>(double d) { return half(d); }
 template <> inline bfloat16_t FromD<bfloat16_t>(double d) { return bfloat16_t(d); }
