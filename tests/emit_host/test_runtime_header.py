@@ -1593,3 +1593,79 @@ def test_half_and_bf16_widen_exactly_for_every_bit_pattern(tmp_path):
         nan = np.isnan(want)
         assert np.array_equal(np.isnan(got), nan)
         assert np.array_equal(got[~nan].view(np.uint64), want[~nan].view(np.uint64))  # signed zeros too
+
+
+REDUCE_PATHS = (
+    r"""
+#include <cinttypes>
+#include <cstring>
+#include <random>
+
+static float Special(std::mt19937& g)
+{
+    const float pool[] = {0.0f, -0.0f, 1.0f, -1.0f, 3.5f, -3.5f, 1e-40f, -1e-40f, 1e30f, -1e30f,
+                          __builtin_inff(), -__builtin_inff(), __builtin_nanf("")};
+    return pool[g() % 13];
+}
+
+void kernel()
+{
+    TPipe pipe;
+    TBuf<> bs, bd, bw;
+    pipe.InitBuffer(bs, 4096 * 4);
+    pipe.InitBuffer(bd, 64 * 4);
+    pipe.InitBuffer(bw, 4096 * 4);
+    LocalTensor<float> s = bs.Get<float>(), d = bd.Get<float>(), w = bw.Get<float>();
+    std::mt19937 g(7);
+    for (int trial = 0; trial < 400; ++trial) {
+        const int n = 1 + static_cast<int>(g() % 2000);
+        const int nanOdds = trial % 4 == 0 ? 3 : 100000;
+        for (int i = 0; i < n; ++i) {
+            float v = (g() % 5 == 0) ? Special(g) : std::uniform_real_distribution<float>(-8, 8)(g);
+            if (v != v && g() % nanOdds) v = 2.0f;  // NaNs in a quarter of the trials
+            s.SetValue(i, v);
+        }
+        for (int kind = 0; kind < 2; ++kind) {
+            uint32_t plain, indexed;
+            if (kind == 0) { ReduceMax(d, s, w, n, false); plain = d.ReinterpretCast<uint32_t>().GetValue(0);
+                             ReduceMax(d, s, w, n, true); indexed = d.ReinterpretCast<uint32_t>().GetValue(0); }
+            else { ReduceMin(d, s, w, n, false); plain = d.ReinterpretCast<uint32_t>().GetValue(0);
+                   ReduceMin(d, s, w, n, true); indexed = d.ReinterpretCast<uint32_t>().GetValue(0); }
+            if (plain != indexed) std::printf("MISMATCH trial %d kind %d: %08x vs %08x\n", trial, kind, plain, indexed);
+        }
+        // ReduceSum: a binary tree per 64-element repeat, the repeats added in order, from +0
+        ReduceSum(d, s, w, n);
+        float acc = 0.0f;
+        for (int r = 0; r * 64 < n; ++r) {
+            float v[64];
+            const int m = n - r * 64 < 64 ? n - r * 64 : 64;
+            for (int i = 0; i < m; ++i) v[i] = s.GetValue(r * 64 + i);
+            std::function<float(int, int)> tree = [&](int lo, int len) -> float {
+                if (len == 1) return v[lo];
+                const int h = (len + 1) / 2;
+                return len - h == 0 ? tree(lo, h) : tree(lo, h) + tree(lo + h, len - h);
+            };
+            const float part = tree(0, m);
+            acc = r == 0 ? part : acc + part;
+        }
+        acc = acc + 0.0f;
+        const float got = d.GetValue(0);
+        uint32_t gb, wb;
+        std::memcpy(&gb, &got, 4);
+        std::memcpy(&wb, &acc, 4);
+        if (gb != wb && !(got != got && acc != acc)) std::printf("SUM MISMATCH trial %d n %d\n", trial, n);
+    }
+    std::printf("done\n");
+}
+"""
+    + FAULT_MAIN
+)
+
+
+def test_reduce_fast_paths_agree_with_the_reference_forms(tmp_path):
+    """ReduceMax/Min without the index (one pass) give the bits the indexed form picks, NaNs and
+    signed zeros included; ReduceSum's side-by-side repeats give the bits of the per-repeat tree."""
+    proc = build_and_run(tmp_path, "reduce_paths", REDUCE_PATHS.replace("#include <random>", "#include <random>\n#include <functional>"))
+    assert proc.returncode == 0, proc.stderr
+    assert "MISMATCH" not in proc.stdout, proc.stdout[:2000]
+    assert "done" in proc.stdout

@@ -15,7 +15,7 @@ template <typename T> T TreeSum(const uint8_t* p, uint32_t n)
 }
 // Float ReduceSum of one repeat of 64 elements: the same binary tree as TreeSum (halves of a
 // power of two = adjacent pairs, level by level), in float (= Arith<float>).
-float TreeSum64(const uint8_t* p)
+PYPTO_HOST_SIMD float TreeSum64(const uint8_t* p)
 {
     float v[64];
     std::memcpy(v, p, sizeof v);
@@ -23,6 +23,25 @@ float TreeSum64(const uint8_t* p)
         for (int i = 0; i < w; ++i) v[i] = v[2 * i] + v[2 * i + 1];
     }
     return v[0];
+}
+// TreeSum64 of `reps` consecutive repeats, 8 at a time side by side (the same tree per repeat,
+// so the same bits; the additions of one level run across the 8 repeats in vector lanes).
+PYPTO_HOST_SIMD void TreeSums64(const uint8_t* p, uint32_t reps, float* out)
+{
+    uint32_t r = 0;
+    for (; r + 8 <= reps; r += 8) {
+        float v[64][8];
+        for (int j = 0; j < 8; ++j) {
+            float row[64];
+            std::memcpy(row, p + (static_cast<size_t>(r) + j) * 256, sizeof row);
+            for (int i = 0; i < 64; ++i) v[i][j] = row[i];
+        }
+        for (int w = 32; w >= 1; w /= 2)
+            for (int i = 0; i < w; ++i)
+                for (int j = 0; j < 8; ++j) v[i][j] = v[2 * i][j] + v[2 * i + 1][j];
+        for (int j = 0; j < 8; ++j) out[r + j] = v[0][j];
+    }
+    for (; r < reps; ++r) out[r] = TreeSum64(p + static_cast<size_t>(r) * 256);
 }
 // ReduceMax / ReduceMin / WholeReduceMax / WholeReduceMin pick the element that Max / Min
 // folded over the row would give (internal.h MaxD / MinD; ascendc.md is silent on NaN and
@@ -74,6 +93,39 @@ template <bool isMax> PYPTO_HOST_SIMD uint32_t FirstExtreme(const uint8_t* p, ui
         best = (isMax ? k > best : k < best) ? k : best;
     }
     return FirstWhere(p, n, [best](uint32_t b) { return OrderKey(b) == best; });
+}
+
+// The bits of the value FirstExtreme's index holds, in one vectorised pass (no index wanted):
+// the extreme order key (OrderKey is its own inverse), unless a NaN is present (then the first).
+template <bool isMax> PYPTO_HOST_SIMD uint32_t ExtremeBits(const uint8_t* p, uint32_t n)
+{
+    int32_t best = isMax ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
+    uint32_t nan = 0;
+    uint32_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        uint32_t b[64];
+        std::memcpy(b, p + static_cast<size_t>(i) * 4, sizeof b);
+        int32_t part = best;
+        for (int j = 0; j < 64; ++j) {
+            nan |= static_cast<uint32_t>((b[j] & 0x7FFFFFFFu) > 0x7F800000u);
+            const int32_t k = OrderKey(b[j]);
+            part = isMax ? (k > part ? k : part) : (k < part ? k : part);
+        }
+        best = part;
+    }
+    for (; i < n; ++i) {
+        uint32_t b;
+        std::memcpy(&b, p + static_cast<size_t>(i) * 4, sizeof b);
+        nan |= static_cast<uint32_t>((b & 0x7FFFFFFFu) > 0x7F800000u);
+        const int32_t k = OrderKey(b);
+        best = isMax ? (k > best ? k : best) : (k < best ? k : best);
+    }
+    if (nan) {
+        uint32_t b;
+        std::memcpy(&b, p + static_cast<size_t>(FirstExtreme<isMax>(p, n)) * 4, sizeof b);
+        return b;
+    }
+    return static_cast<uint32_t>(OrderKey(static_cast<uint32_t>(best)));
 }
 
 // ---- Cast (§6.3) --------------------------------------------------------------------------
@@ -357,15 +409,19 @@ void VecReduce(int kind, Ty t, const TensorDesc& dst, const TensorDesc& src, con
             using T = decltype(tag);
             const uint32_t perRep = kRepeat / sizeof(T);
             T acc = T(0);
-            for (uint32_t i = 0; i < static_cast<uint32_t>(count); i += perRep) {
-                const uint32_t n = static_cast<uint32_t>(count) - i < perRep ? static_cast<uint32_t>(count) - i : perRep;
-                if constexpr (std::is_same<T, float>::value) {
-                    if (n == 64) {
-                        const float part = TreeSum64(Ptr(src) + static_cast<size_t>(i) * sizeof(T));
-                        acc = i == 0 ? part : acc + part;
-                        continue;
-                    }
+            uint32_t i = 0;
+            if constexpr (std::is_same<T, float>::value) {  // the whole repeats first, side by side
+                const uint32_t whole = static_cast<uint32_t>(count) / 64;
+                float parts[64];
+                for (uint32_t r0 = 0; r0 < whole; r0 += 64) {
+                    const uint32_t m = whole - r0 < 64 ? whole - r0 : 64;
+                    TreeSums64(Ptr(src) + static_cast<size_t>(r0) * 256, m, parts);
+                    for (uint32_t r = 0; r < m; ++r) acc = r0 + r == 0 ? parts[r] : acc + parts[r];
                 }
+                i = whole * 64;
+            }
+            for (; i < static_cast<uint32_t>(count); i += perRep) {
+                const uint32_t n = static_cast<uint32_t>(count) - i < perRep ? static_cast<uint32_t>(count) - i : perRep;
                 const T part = TreeSum<T>(Ptr(src) + static_cast<size_t>(i) * sizeof(T), n);
                 acc = i == 0 ? part : Arith<T>('+', acc, part);
             }
@@ -391,6 +447,11 @@ void VecReduce(int kind, Ty t, const TensorDesc& dst, const TensorDesc& src, con
         const uint8_t* p = Ptr(src);
         uint32_t best = 0;
         if constexpr (std::is_same<T, float>::value) {
+            if (!calIndex) {  // the value only: one pass
+                const uint32_t n = static_cast<uint32_t>(count);
+                Store<uint32_t>(Ptr(dst), isMax ? ExtremeBits<true>(p, n) : ExtremeBits<false>(p, n));
+                return;
+            }
             best = isMax ? FirstExtreme<true>(p, static_cast<uint32_t>(count)) : FirstExtreme<false>(p, static_cast<uint32_t>(count));
         } else {
             double bv = ToD(Load<T>(p));
