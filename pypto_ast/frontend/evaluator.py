@@ -139,6 +139,7 @@ class Evaluator:
         self.read_uses: dict = {}  # tensor-read node id -> set of use kinds
         self.call_stack: list = []
         self.call_nodes: list = []  # the Call nodes of call_stack, for AccessFact.sites
+        self.unknown_out: Optional[list] = None  # collects unknown pypto names (a kernel's annotations)
         self.recording = True  # record facts (off for unrolled copies after the first)
         self.loop_counter = 0
         self.loop_vars: list = []  # idx names of the pypto loops being evaluated (innermost last)
@@ -337,6 +338,8 @@ class Evaluator:
     def unknown_name(self, message, node):
         """A pypto name neither release has: PTO101 when building; read in a kernel by the linter, a
         fact (the kernel fails when pypto traces it: PTO028 says so with the same words)."""
+        if self.unknown_out is not None:  # a kernel's annotations: kernels.py reports them
+            self.unknown_out.append((message, node))
         if self.in_kernel():
             if self.building:
                 return self.problem("PTO101", message, node)

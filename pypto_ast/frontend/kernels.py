@@ -411,6 +411,8 @@ class KernelReader:
         kernel = Kernel(self._program_name() if kdef.kind != "legacy" else _legacy_label(kdef), kdef.node,
                         kdef.kind, params, param_nodes, has_return, root)
         kernel.loops.append(root)
+        # a pypto name no release has, in an annotation: the import fails (AttributeError)
+        kernel.unknown_names.extend(getattr(self, "annotation_unknowns", ()))
         ev.kernel, ev.loop = kernel, root
         ev.frames.append(frame)
         if kdef.kind == "function" and not self.scope.host_tile_set:
@@ -441,12 +443,16 @@ class KernelReader:
                 raise FrontendError("PTO100", "*args, **kwargs, keyword-only and positional-only parameters are not "
                                               "supported in kernels", func, self.scope.source)
         annotations = Evaluator(self.scope)
+        annotations.unknown_out = self.annotation_unknowns = []
         annotations.frames.append(Frame(None, "module", self.scope, self.scope.source, env=self.scope.env,
                                         closure=closure))
         positional = args.posonlyargs + args.args
         defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
         for arg in positional + args.kwonlyargs:
             ann = annotations.eval(arg.annotation) if arg.annotation is not None else None
+            if builder is not None and annotations.unknown_out:
+                message, node = annotations.unknown_out[0]
+                raise FrontendError("PTO101", message, node, self.scope.source)
             if isinstance(ann, ApiRef) and ann.qualname in api.TENSOR_CLASSES:
                 ann = TensorAnnotation(None, None)  # bare class: rejected by pypto, still a tensor intent
             param_nodes[arg.arg] = arg

@@ -45,6 +45,13 @@ class UnknownApi(Rule):
         "import pypto\ntry:\n    f = pypto.exq\nexcept AttributeError:\n    f = None\n",
     ]
     INVALID = [
+        # in a parameter's annotation (the module fails to import: AttributeError)
+        Case(
+            "import pypto\n\n@pypto.frontend.jit\n"
+            "def k(x: pypto.Tensor([64, 128], pypto.DT_BFLOAT16), y: pypto.Tensor([64, 128], pypto.DT_BF16)):\n"
+            "    pypto.set_vec_tile_shapes(16, 128)\n    y[:] = x + 1.0\n",
+            line=4, col=34,
+        ),
         Case("import pypto\n@pypto.frontend.jit\ndef k(x: pypto.Tensor((8, 8), pypto.DT_FP32), "
              "y: pypto.Tensor((8, 8), pypto.DT_FP32)):\n    pypto.set_vec_tile_shapes(8, 8)\n    y[:] = pypto.exq(x)\n",
              line=5, col=12),
