@@ -28,6 +28,7 @@ _MODULES = [
     "pto018_tile_rank_excess",
     "pto019_unknown_option",
     "pto020_return_in_kernel",
+    "pto021_unsupported_construct",
     "pto026_view_out_of_bounds",
     "pto028_unknown_api",
 ]

@@ -343,6 +343,15 @@ class Evaluator:
                 self.kernel.unknown_names.append((message, node))
         return UNKNOWN
 
+    def rejected(self, code, message, node):
+        """A construct pypto rejects at trace time: ``code`` when building; read in a kernel by the
+        linter, a fact (PTO021 reports it with the same words)."""
+        if self.building:
+            return self.problem(code, message, node)
+        if self.recording and self.kernel is not None and self.in_kernel():
+            self.kernel.rejected.append((message, node))
+        return UNKNOWN
+
     def dim_value(self, d):
         if d is None:
             return UNKNOWN
@@ -703,8 +712,8 @@ class Evaluator:
         if isinstance(base, Tensor):
             return self.tensor_getitem(node, base, key)
         if isinstance(key, Sym) and isinstance(base, (list, tuple)):
-            return self.problem("PTO105", f"a symbolic value `{key.text}` cannot index a Python list (pypto 0.2.0: "
-                                          "list indices must be integers); keep the values in a tensor", node)
+            return self.rejected("PTO105", f"a symbolic value `{key.text}` cannot index a Python list (pypto 0.2.0: "
+                                           "list indices must be integers); keep the values in a tensor", node)
         if isinstance(base, (list, tuple, str, range, dict)) and is_static(key):
             try:
                 return pyvalues.ok(base[key])
@@ -786,10 +795,10 @@ class Evaluator:
             if all(isinstance(a, int) and not isinstance(a, bool) for a in args) and 1 <= len(args) <= 3:
                 return pyvalues.call_builtin("range", args, {})
             if any(isinstance(a, Sym) for a in args):
-                if self.building:
-                    sym = next(a for a in args if isinstance(a, Sym))
-                    return self.problem("PTO105", f"symbolic value `{sym.text}` used where Python needs a concrete "
-                                                  "integer (range() unrolls at build time); use pypto.loop", node)
+                sym = next(a for a in args if isinstance(a, Sym))
+                if self.building or self.recording:
+                    self.rejected("PTO105", f"symbolic value `{sym.text}` used where Python needs a concrete "
+                                            "integer (range() unrolls at build time); use pypto.loop", node)
                 start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
                 return RangeVal(start, stop, step)
             if not self.building and 1 <= len(args) <= 3 and any(a is UNKNOWN for a in args):
@@ -893,11 +902,16 @@ class Evaluator:
         if self.on_kernel_call is not None and self.kernel is None:  # a kernel, or a legacy body's function
             self.on_kernel_call(func, args, kwargs, node)
         if kind in ("jit", "pypto.jit"):
-            if self.kernel is not None and self.building:
-                return self.problem("PTO100", "calling a jit kernel from a kernel is not supported (pypto 0.2.0: "
-                                              "input type is not currently supported); make it a "
-                                              "@pypto.frontend.function helper", node)
+            if self.kernel is not None:
+                self.rejected("PTO100", "calling a jit kernel from a kernel is not supported (pypto 0.2.0: "
+                                        "input type is not currently supported); make it a "
+                                        "@pypto.frontend.function helper", node)
             return None if self.kernel is None else UNKNOWN
+        if kind == "function" and not self.building and self.kernel is not None and self.parsed_context() and \
+                getattr(node, "keywords", None):
+            self.rejected("PTO100", f"keyword arguments to the @pypto.frontend.function helper `{func.qualname}`: "
+                                    "pypto raises \"Keyword arguments in nested function calls are not supported "
+                                    "yet\"; pass them by position", node)
         if func.node in self.call_stack or len(self.call_stack) >= MAX_INLINE_DEPTH or self.spent():
             if self.building:
                 return self.problem("PTO100", f"recursion in `{func.qualname}` is not supported in a kernel", node)

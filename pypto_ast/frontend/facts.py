@@ -194,6 +194,8 @@ class Kernel:
     # "element-dtype", "step", "signature"): (kind, message as the transpiler words it, node);
     # PTO026 (bounds) and PTO027 (the others)
     op_errors: list = field(default_factory=list)
+    # constructs pypto rejects when it traces the kernel (message as the transpiler words it, node): PTO021
+    rejected: list = field(default_factory=list)
 
     @property
     def body(self) -> list:
