@@ -6,8 +6,8 @@ import ast
 import builtins
 
 from ...frontend.values import ApiRef
-from ..rule import Case, LintContext, Rule
-from ._local import in_file
+from ..rule import Case, LintContext, Rule, Valid
+from ._local import in_file, old_parser
 
 _SIG = "(a: pypto.Tensor((32, 32), pypto.DT_FP32), c: pypto.Tensor((32, 32), pypto.DT_FP32)):\n"
 _JIT = "import pypto\n\n@pypto.frontend.jit\ndef k" + _SIG + "    pypto.set_vec_tile_shapes(16, 16)\n"
@@ -60,8 +60,12 @@ class UnsupportedConstruct(Rule):
     fine there (their ``if`` on a symbolic value is PTO014). ``@pypto_ast.jit`` kernels follow
     pypto-ast's conventions: ``with pypto.options(...)`` (or another pypto context manager) is
     read there and not reported. ``raise`` is left alone: it guards a configuration the kernel
-    refuses, and a ``raise`` pypto reaches stops the build either way. ``--target head`` also
-    checks the repository's ``@pypto.jit`` (an alias of ``frontend.jit`` there). A ``while`` or
+    refuses, and a ``raise`` pypto reaches stops the build either way. ``--target head`` follows the
+    repository's version: its ``frontend.jit`` (and ``pypto.jit``, an alias there) defaults to
+    ``new_ir=True``, a new front end (``pil_parser.py``) that reads ``while``, ``with``,
+    ``try`` and comprehensions, so only kernels declared with ``new_ir=False`` (the AST parser of
+    0.2.0) are checked, and ``frontend.function`` helpers (parsed by their caller's front end) are
+    not. A ``while`` or
     ``try`` under an ``if`` whose build-time test is false is still reported: the statement is
     not kernel code pypto can ever run.
 
@@ -130,6 +134,8 @@ class UnsupportedConstruct(Rule):
         # a comprehension over its own names and builtins only; a guard with raise
         _JIT + "    sizes = [n * 2 for n in range(4) if n % 2 == 0]\n    if len(sizes) != 2:\n"
         "        raise ValueError('two sizes')\n    c[:] = a + 1.0\n",
+        # --target head: frontend.jit defaults to new_ir=True there, a front end with while, break, ...
+        Valid(_JIT + "    i = 0\n    while i < 2:\n        c[:] = c + a\n        i += 1\n", settings={"target": "head"}),
         # the removed pypto.jit under the default target (PTO028's business, not parsed by 0.2.0)
         "import pypto\n\n@pypto.jit\ndef k(a, c):\n    while False:\n        pass\n",
     ]
@@ -168,8 +174,8 @@ class UnsupportedConstruct(Rule):
         # one jit kernel called from another
         Case("import pypto\n\n@pypto.frontend.jit\ndef inner" + _SIG + "    pypto.set_vec_tile_shapes(16, 16)\n"
              "    c[:] = a + 1.0\n\n@pypto.frontend.jit\ndef outer" + _SIG + "    inner(a, c)\n", line=10, col=5),
-        # the repository's pypto.jit is frontend.jit
-        Case("import pypto\n\n@pypto.jit\ndef k" + _SIG + "    pypto.set_vec_tile_shapes(16, 16)\n"
+        # the repository's pypto.jit is frontend.jit; new_ir=False selects the AST parser there
+        Case("import pypto\n\n@pypto.jit(new_ir=False)\ndef k" + _SIG + "    pypto.set_vec_tile_shapes(16, 16)\n"
              "    while False:\n        pass\n", line=6, col=5, settings={"target": "head"}),
     ]
 
@@ -181,7 +187,7 @@ class UnsupportedConstruct(Rule):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             qual = scope.decorator_qualname(node)
-            if qual not in parsed:
+            if qual not in parsed or qual != "pypto_ast.jit" and not _parsed_by_ast_parser(ctx, node, qual):
                 continue
             for stmt in _statements(node.body):
                 if id(stmt) in seen:
@@ -216,6 +222,10 @@ class UnsupportedConstruct(Rule):
                     f"(NameError: name '{name}' is not defined)",
                     help="write a Python `for` loop that appends to a list, or build the list in a plain helper")
         for kernel in ctx.model.kernels:
+            kqual = scope.decorator_qualname(kernel.node) if isinstance(
+                kernel.node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            if kqual in ("pypto.frontend.jit", "pypto.jit") and not old_parser(ctx, kernel.node):
+                continue  # the repository's new IR front end: not modelled here
             for branch in kernel.branches:
                 if branch.kind != "ifexp" or not branch.symbolic or branch.context not in ("jit", "function") or \
                         not in_file(ctx, branch.node):
@@ -237,6 +247,15 @@ class UnsupportedConstruct(Rule):
 
 _HELP = ("write the kernel with what pypto parses: pypto.loop or a Python `for` over a build-time range, "
          "`if` statements, assignments; keep other Python in plain helpers or the host code")
+
+
+def _parsed_by_ast_parser(ctx, node, qual) -> bool:
+    """0.2.0: every frontend.jit / frontend.function body. --target head: a jit kernel only with
+    ``new_ir=False`` (the new IR front end, the default there, parses while, with, comprehensions...);
+    a frontend.function helper is parsed by its caller's front end, unknown here: not checked."""
+    if ctx.settings.target != "head":
+        return True
+    return qual != "pypto.frontend.function" and old_parser(ctx, node)
 
 
 def _statements(stmts):
