@@ -29,6 +29,7 @@ _MODULES = [
     "pto019_unknown_option",
     "pto020_return_in_kernel",
     "pto021_unsupported_construct",
+    "pto022_tensor_condition",
     "pto026_view_out_of_bounds",
     "pto028_unknown_api",
 ]

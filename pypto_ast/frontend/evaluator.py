@@ -148,6 +148,7 @@ class Evaluator:
         self.returned: Optional[tuple] = None
         self.sliced: set = set()  # idents of tensors made by plain slicing (``x[a:b, :]``): MoveFact kinds
         self.moved: set = set()  # idents of tensors a MoveFact wrote or moved: their reads are UseFacts
+        self.tensor_last: dict = {}  # id(BoolOp) -> its last operand, a tensor (PTO022 when an `if` tests it)
 
     # =========================================================================================
     # problems
@@ -594,6 +595,8 @@ class Evaluator:
         value = self.eval(node.operand)
         op = type(node.op).__name__
         if isinstance(value, Tensor):
+            if op == "Not":
+                self.tensor_test(node.operand, "not")
             if op == "USub":
                 return self.tensor_binop(node, "neg", value, None, node.operand, None)
             if op == "UAdd":
@@ -667,6 +670,10 @@ class Evaluator:
         result = None
         for i, value_node in enumerate(node.values):
             value = self.eval(value_node)
+            if isinstance(value, Tensor) and i < len(node.values) - 1:  # Python calls bool() on it
+                self.tensor_test(value_node, "and" if is_and else "or")
+            elif isinstance(value, Tensor):  # the last one is tested only by an `if` around it
+                self.tensor_last[id(node)] = value_node
             if i == 0:
                 result = value
             elif isinstance(result, Sym) or isinstance(value, Sym):
@@ -684,6 +691,9 @@ class Evaluator:
 
     def eval_IfExp(self, node):
         test = self.eval(node.test)
+        self._tested(node.test, "ifexp")
+        if isinstance(test, Tensor):
+            self.tensor_test(node.test, "ifexp")
         if is_static(test):
             return self.eval(node.body if test else node.orelse)
         symbolic = isinstance(test, Sym)
@@ -1797,6 +1807,9 @@ class Evaluator:
     # -- if ---------------------------------------------------------------------------------
     def exec_If(self, stmt):
         test = self.eval(stmt.test)
+        self._tested(stmt.test, "if")
+        if isinstance(test, BranchVal) and self.parsed_context():
+            self.tensor_test(stmt, "explicit-cond")
         if isinstance(test, BranchVal):
             inner = test.test
             if is_static(inner):
@@ -1811,6 +1824,9 @@ class Evaluator:
             kind = "if"
         symbolic = isinstance(inner, Sym)
         flag = symbolic and inner.kinds == frozenset({"loop_flag"})
+        if isinstance(inner, Tensor):
+            self.tensor_test(stmt.test.args[0] if kind == "cond" and getattr(stmt.test, "args", None) else stmt.test,
+                             kind)
         if symbolic and self.recording and self.kernel is not None:
             self._branch_fact(stmt, kind, flag)
         if self.building:
@@ -1825,6 +1841,16 @@ class Evaluator:
             return
         self._two_ways(lambda: self.exec_block(stmt.body), lambda: self.exec_block(stmt.orelse),
                        symbolic and not flag)
+
+    def _tested(self, test, how: str):
+        """``if a and t:``: the BoolOp's last operand ``t`` is a tensor the ``if`` tests."""
+        if isinstance(test, ast.BoolOp) and id(test) in self.tensor_last:
+            self.tensor_test(self.tensor_last[id(test)], how)
+
+    def tensor_test(self, node, how: str):
+        """A tensor used as a truth value (``if a > b:``, ``a and b``, ``not t``): PTO022."""
+        if self.kernel is not None and self.recording:
+            self.kernel.tensor_tests.append((node, how, self.frame.context))
 
     def _branch_fact(self, node, kind, flag):
         fact = BranchFact(node, kind, True, flag, self.loop, self.frame.context)

@@ -196,6 +196,9 @@ class Kernel:
     op_errors: list = field(default_factory=list)
     # constructs pypto rejects when it traces the kernel (message as the transpiler words it, node): PTO021
     rejected: list = field(default_factory=list)
+    # a tensor used as a truth value: (node tested, how: "if" | "ifexp" | "and" | "or" | "not" | "cond",
+    # the frame's context): PTO022
+    tensor_tests: list = field(default_factory=list)
 
     @property
     def body(self) -> list:
