@@ -1072,14 +1072,20 @@ class Evaluator:
 
     def local_tensor(self, node, args, kwargs):
         if args and isinstance(args[0], (int, float)) and not isinstance(args[0], bool):
-            # ``pypto.tensor(1.0, DT_FP32)``: a constant scalar tensor, written by its own value
+            # ``pypto.tensor(127.0, DT_FP32)``: the first argument is the shape; pypto's Tensor.__init__
+            # iterates it (``all(isinstance(s, int) for s in shape)``) and raises TypeError (0.2.0 and
+            # the repository's tensor.py): refused, not modelled
+            spelled = node.func.attr if isinstance(getattr(node, "func", None), ast.Attribute) else "tensor"
+            message = (f"pypto.{spelled}({args[0]!r}, ...): the first argument is the shape (a list of ints or "
+                       "symbolic scalars), not a value; pypto's Tensor.__init__ iterates it and raises TypeError")
             if self.building:
-                return self.problem("PTO102", "`pypto.tensor(value, dtype)` (a constant scalar tensor) is not "
-                                              "lowered yet", node)
-            dtype = args[1] if len(args) > 1 and isinstance(args[1], DType) else kwargs.get("dtype")
-            return Tensor(None, dtype if isinstance(dtype, DType) else None, "op")
+                return self.problem("PTO106", message, node)
+            self.lint_refusal("signature", message, node)
+            return UNKNOWN
         ann = annotation_from_call(args, kwargs)
-        dtype = ann.dtype or api.FP32
+        # ``pypto.tensor()``: a placeholder a later ``t.move(v)`` binds, of v's dtype (the build's
+        # "placeholder"); pypto's FP32 default is not what it holds
+        dtype = ann.dtype or (api.FP32 if args or kwargs else None)
         shape = ann.shape
         if shape is not None and any(isinstance(d, (Marker, ApiRef)) or d is Ellipsis for d in shape):
             shape = None
@@ -1228,7 +1234,9 @@ class Evaluator:
         else:
             self.op_refused(exc, node)
         first = next((a for a in args if isinstance(a, Tensor)), None)
-        if name in api.REDUCE or name in ("matmul", "view", "reshape", "transpose", "concat"):
+        if name == "matmul":  # its dtype is out_dtype's, not the operands'
+            return Tensor(None, None, "op")
+        if name in api.REDUCE or name in ("view", "reshape", "transpose", "concat"):
             return Tensor(None, first.dtype if first is not None else None, "op")
         if first is not None and (name in api.VECTOR_OPS or name in api.LAYOUT):
             dtype = api.BOOL if name in api.COMPARE or name in api.UNARY_BOOL else first.dtype
@@ -1379,6 +1387,9 @@ class Evaluator:
         if value is UNKNOWN:
             return self.problem("PTO105", "the value written is not known at build time", node)
         whole = ops.is_full_key(base, key) or base.origin == "placeholder" and (method or key == slice(None))
+        stored = base.origin in ("param", "local")  # a tensor pypto stores into (named when building)
+        if whole and not self.building and isinstance(value, Tensor) and stored:
+            self._whole_write_shape(base, value, node)
         if self.building and not base.named and isinstance(value, Tensor) and whole:
             receiver = node.func.value if method else getattr(node, "value", None)
             if isinstance(receiver, ast.Name):
@@ -1394,6 +1405,12 @@ class Evaluator:
             self.op_refused(exc, node)
         finally:
             self.node = saved
+        if not self.building and whole and not stored and isinstance(value, Tensor):
+            # lint runs follow the build's rebind_computed: the name now holds ``value`` (its dtype
+            # and shape), so a later assemble of it is checked with what pypto has there
+            receiver = node.func.value if method else getattr(node, "value", None)
+            if isinstance(receiver, ast.Name) and self.frame.env.get(receiver.id) is base:
+                self.frame.env[receiver.id] = value
         return None
 
     def _move_fact(self, node, base: Tensor, value: Tensor, stmt, method: bool):
@@ -1424,6 +1441,19 @@ class Evaluator:
         self.moved.add(base.root().ident)
         if kind == "temp":
             self.moved.add(value.ident)
+
+    def _whole_write_shape(self, base: Tensor, value: Tensor, node) -> None:
+        """Lint runs: ``out[:] = v`` / ``out.move(v)`` with two static shapes of one rank that differ
+        (pypto 0.2.0 stores it without a check: a (32, 64) result into a (32, 32) output)."""
+        a, b = base.shape, value.shape
+        if a is None or b is None or len(a) != len(b):
+            return
+        ca, cb = [ops.const_of(d) for d in a], [ops.const_of(d) for d in b]
+        if None in ca or None in cb or ca == cb:
+            return
+        self.lint_refusal("shape", f"writing a value of shape {ops.shape_text(b)} into {ops._label(base)} "
+                                   f"{ops.shape_text(a)}: the shapes differ (pypto 0.2.0 stores it without a check)",
+                          node)
 
     def rebind_moved(self, name_node: ast.Name, base: Tensor, value: Tensor):
         """``t[:] = v`` / ``t.move(v)`` on a tensor of dynamic shape with ``v`` of a static one:
