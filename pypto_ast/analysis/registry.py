@@ -28,7 +28,10 @@ _MODULES = [
     "pto018_tile_rank_excess",
     "pto019_unknown_option",
     "pto020_return_in_kernel",
+    "pto021_unsupported_construct",
+    "pto022_tensor_condition",
     "pto026_view_out_of_bounds",
+    "pto027_dtype_mismatch",
     "pto028_unknown_api",
 ]
 

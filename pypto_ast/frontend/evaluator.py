@@ -150,6 +150,7 @@ class Evaluator:
         self.returned: Optional[tuple] = None
         self.sliced: set = set()  # idents of tensors made by plain slicing (``x[a:b, :]``): MoveFact kinds
         self.moved: set = set()  # idents of tensors a MoveFact wrote or moved: their reads are UseFacts
+        self.tensor_last: dict = {}  # id(BoolOp) -> its last operand, a tensor (PTO022 when an `if` tests it)
 
     # =========================================================================================
     # problems
@@ -345,6 +346,15 @@ class Evaluator:
                 return self.problem("PTO101", message, node)
             if self.recording and self.kernel is not None:
                 self.kernel.unknown_names.append((message, node))
+        return UNKNOWN
+
+    def rejected(self, code, message, node):
+        """A construct pypto rejects at trace time: ``code`` when building; read in a kernel by the
+        linter, a fact (PTO021 reports it with the same words)."""
+        if self.building:
+            return self.problem(code, message, node)
+        if self.recording and self.kernel is not None and self.in_kernel():
+            self.kernel.rejected.append((message, node))
         return UNKNOWN
 
     def dim_value(self, d):
@@ -589,6 +599,8 @@ class Evaluator:
         value = self.eval(node.operand)
         op = type(node.op).__name__
         if isinstance(value, Tensor):
+            if op == "Not":
+                self.tensor_test(node.operand, "not")
             if op == "USub":
                 return self.tensor_binop(node, "neg", value, None, node.operand, None)
             if op == "UAdd":
@@ -662,6 +674,10 @@ class Evaluator:
         result = None
         for i, value_node in enumerate(node.values):
             value = self.eval(value_node)
+            if isinstance(value, Tensor) and i < len(node.values) - 1:  # Python calls bool() on it
+                self.tensor_test(value_node, "and" if is_and else "or")
+            elif isinstance(value, Tensor):  # the last one is tested only by an `if` around it
+                self.tensor_last[id(node)] = value_node
             if i == 0:
                 result = value
             elif isinstance(result, Sym) or isinstance(value, Sym):
@@ -679,6 +695,9 @@ class Evaluator:
 
     def eval_IfExp(self, node):
         test = self.eval(node.test)
+        self._tested(node.test, "ifexp")
+        if isinstance(test, Tensor):
+            self.tensor_test(node.test, "ifexp")
         if is_static(test):
             return self.eval(node.body if test else node.orelse)
         symbolic = isinstance(test, Sym)
@@ -707,8 +726,8 @@ class Evaluator:
         if isinstance(base, Tensor):
             return self.tensor_getitem(node, base, key)
         if isinstance(key, Sym) and isinstance(base, (list, tuple)):
-            return self.problem("PTO105", f"a symbolic value `{key.text}` cannot index a Python list (pypto 0.2.0: "
-                                          "list indices must be integers); keep the values in a tensor", node)
+            return self.rejected("PTO105", f"a symbolic value `{key.text}` cannot index a Python list (pypto 0.2.0: "
+                                           "list indices must be integers); keep the values in a tensor", node)
         if isinstance(base, (list, tuple, str, range, dict)) and is_static(key):
             try:
                 return pyvalues.ok(base[key])
@@ -790,10 +809,10 @@ class Evaluator:
             if all(isinstance(a, int) and not isinstance(a, bool) for a in args) and 1 <= len(args) <= 3:
                 return pyvalues.call_builtin("range", args, {})
             if any(isinstance(a, Sym) for a in args):
-                if self.building:
-                    sym = next(a for a in args if isinstance(a, Sym))
-                    return self.problem("PTO105", f"symbolic value `{sym.text}` used where Python needs a concrete "
-                                                  "integer (range() unrolls at build time); use pypto.loop", node)
+                sym = next(a for a in args if isinstance(a, Sym))
+                if self.building or self.recording:
+                    self.rejected("PTO105", f"symbolic value `{sym.text}` used where Python needs a concrete "
+                                            "integer (range() unrolls at build time); use pypto.loop", node)
                 start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
                 return RangeVal(start, stop, step)
             if not self.building and 1 <= len(args) <= 3 and any(a is UNKNOWN for a in args):
@@ -897,11 +916,16 @@ class Evaluator:
         if self.on_kernel_call is not None and self.kernel is None:  # a kernel, or a legacy body's function
             self.on_kernel_call(func, args, kwargs, node)
         if kind in ("jit", "pypto.jit"):
-            if self.kernel is not None and self.building:
-                return self.problem("PTO100", "calling a jit kernel from a kernel is not supported (pypto 0.2.0: "
-                                              "input type is not currently supported); make it a "
-                                              "@pypto.frontend.function helper", node)
+            if self.kernel is not None:
+                self.rejected("PTO100", "calling a jit kernel from a kernel is not supported (pypto 0.2.0: "
+                                        "input type is not currently supported); make it a "
+                                        "@pypto.frontend.function helper", node)
             return None if self.kernel is None else UNKNOWN
+        if kind == "function" and not self.building and self.kernel is not None and self.parsed_context() and \
+                getattr(node, "keywords", None):
+            self.rejected("PTO100", f"keyword arguments to the @pypto.frontend.function helper `{func.qualname}`: "
+                                    "pypto raises \"Keyword arguments in nested function calls are not supported "
+                                    "yet\"; pass them by position", node)
         if func.node in self.call_stack or len(self.call_stack) >= MAX_INLINE_DEPTH or self.spent():
             if self.building:
                 return self.problem("PTO100", f"recursion in `{func.qualname}` is not supported in a kernel", node)
@@ -1077,14 +1101,20 @@ class Evaluator:
 
     def local_tensor(self, node, args, kwargs):
         if args and isinstance(args[0], (int, float)) and not isinstance(args[0], bool):
-            # ``pypto.tensor(1.0, DT_FP32)``: a constant scalar tensor, written by its own value
+            # ``pypto.tensor(127.0, DT_FP32)``: the first argument is the shape; pypto's Tensor.__init__
+            # iterates it (``all(isinstance(s, int) for s in shape)``) and raises TypeError (0.2.0 and
+            # the repository's tensor.py): refused, not modelled
+            spelled = node.func.attr if isinstance(getattr(node, "func", None), ast.Attribute) else "tensor"
+            message = (f"pypto.{spelled}({args[0]!r}, ...): the first argument is the shape (a list of ints or "
+                       "symbolic scalars), not a value; pypto's Tensor.__init__ iterates it and raises TypeError")
             if self.building:
-                return self.problem("PTO102", "`pypto.tensor(value, dtype)` (a constant scalar tensor) is not "
-                                              "lowered yet", node)
-            dtype = args[1] if len(args) > 1 and isinstance(args[1], DType) else kwargs.get("dtype")
-            return Tensor(None, dtype if isinstance(dtype, DType) else None, "op")
+                return self.problem("PTO106", message, node)
+            self.lint_refusal("signature", message, node)
+            return UNKNOWN
         ann = annotation_from_call(args, kwargs)
-        dtype = ann.dtype or api.FP32
+        # ``pypto.tensor()``: a placeholder a later ``t.move(v)`` binds, of v's dtype (the build's
+        # "placeholder"); pypto's FP32 default is not what it holds
+        dtype = ann.dtype or (api.FP32 if args or kwargs else None)
         shape = ann.shape
         if shape is not None and any(isinstance(d, (Marker, ApiRef)) or d is Ellipsis for d in shape):
             shape = None
@@ -1233,7 +1263,9 @@ class Evaluator:
         else:
             self.op_refused(exc, node)
         first = next((a for a in args if isinstance(a, Tensor)), None)
-        if name in api.REDUCE or name in ("matmul", "view", "reshape", "transpose", "concat"):
+        if name == "matmul":  # its dtype is out_dtype's, not the operands'
+            return Tensor(None, None, "op")
+        if name in api.REDUCE or name in ("view", "reshape", "transpose", "concat"):
             return Tensor(None, first.dtype if first is not None else None, "op")
         if first is not None and (name in api.VECTOR_OPS or name in api.LAYOUT):
             dtype = api.BOOL if name in api.COMPARE or name in api.UNARY_BOOL else first.dtype
@@ -1384,6 +1416,9 @@ class Evaluator:
         if value is UNKNOWN:
             return self.problem("PTO105", "the value written is not known at build time", node)
         whole = ops.is_full_key(base, key) or base.origin == "placeholder" and (method or key == slice(None))
+        stored = base.origin in ("param", "local")  # a tensor pypto stores into (named when building)
+        if whole and not self.building and isinstance(value, Tensor) and stored:
+            self._whole_write_shape(base, value, node)
         if self.building and not base.named and isinstance(value, Tensor) and whole:
             receiver = node.func.value if method else getattr(node, "value", None)
             if isinstance(receiver, ast.Name):
@@ -1399,6 +1434,12 @@ class Evaluator:
             self.op_refused(exc, node)
         finally:
             self.node = saved
+        if not self.building and whole and not stored and isinstance(value, Tensor):
+            # lint runs follow the build's rebind_computed: the name now holds ``value`` (its dtype
+            # and shape), so a later assemble of it is checked with what pypto has there
+            receiver = node.func.value if method else getattr(node, "value", None)
+            if isinstance(receiver, ast.Name) and self.frame.env.get(receiver.id) is base:
+                self.frame.env[receiver.id] = value
         return None
 
     def _move_fact(self, node, base: Tensor, value: Tensor, stmt, method: bool):
@@ -1429,6 +1470,19 @@ class Evaluator:
         self.moved.add(base.root().ident)
         if kind == "temp":
             self.moved.add(value.ident)
+
+    def _whole_write_shape(self, base: Tensor, value: Tensor, node) -> None:
+        """Lint runs: ``out[:] = v`` / ``out.move(v)`` with two static shapes of one rank that differ
+        (pypto 0.2.0 stores it without a check: a (32, 64) result into a (32, 32) output)."""
+        a, b = base.shape, value.shape
+        if a is None or b is None or len(a) != len(b):
+            return
+        ca, cb = [ops.const_of(d) for d in a], [ops.const_of(d) for d in b]
+        if None in ca or None in cb or ca == cb:
+            return
+        self.lint_refusal("shape", f"writing a value of shape {ops.shape_text(b)} into {ops._label(base)} "
+                                   f"{ops.shape_text(a)}: the shapes differ (pypto 0.2.0 stores it without a check)",
+                          node)
 
     def rebind_moved(self, name_node: ast.Name, base: Tensor, value: Tensor):
         """``t[:] = v`` / ``t.move(v)`` on a tensor of dynamic shape with ``v`` of a static one:
@@ -1822,6 +1876,9 @@ class Evaluator:
     # -- if ---------------------------------------------------------------------------------
     def exec_If(self, stmt):
         test = self.eval(stmt.test)
+        self._tested(stmt.test, "if")
+        if isinstance(test, BranchVal) and self.parsed_context():
+            self.tensor_test(stmt, "explicit-cond")
         if isinstance(test, BranchVal):
             inner = test.test
             if is_static(inner):
@@ -1836,6 +1893,9 @@ class Evaluator:
             kind = "if"
         symbolic = isinstance(inner, Sym)
         flag = symbolic and inner.kinds == frozenset({"loop_flag"})
+        if isinstance(inner, Tensor):
+            self.tensor_test(stmt.test.args[0] if kind == "cond" and getattr(stmt.test, "args", None) else stmt.test,
+                             kind)
         if symbolic and self.recording and self.kernel is not None:
             self._branch_fact(stmt, kind, flag)
         if self.building:
@@ -1850,6 +1910,16 @@ class Evaluator:
             return
         self._two_ways(lambda: self.exec_block(stmt.body), lambda: self.exec_block(stmt.orelse),
                        symbolic and not flag)
+
+    def _tested(self, test, how: str):
+        """``if a and t:``: the BoolOp's last operand ``t`` is a tensor the ``if`` tests."""
+        if isinstance(test, ast.BoolOp) and id(test) in self.tensor_last:
+            self.tensor_test(self.tensor_last[id(test)], how)
+
+    def tensor_test(self, node, how: str):
+        """A tensor used as a truth value (``if a > b:``, ``a and b``, ``not t``): PTO022."""
+        if self.kernel is not None and self.recording:
+            self.kernel.tensor_tests.append((node, how, self.frame.context))
 
     def _branch_fact(self, node, kind, flag):
         fact = BranchFact(node, kind, True, flag, self.loop, self.frame.context)

@@ -201,6 +201,11 @@ class Kernel:
     # "element-dtype", "step", "signature"): (kind, message as the transpiler words it, node);
     # PTO026 (bounds) and PTO027 (the others)
     op_errors: list = field(default_factory=list)
+    # constructs pypto rejects when it traces the kernel (message as the transpiler words it, node): PTO021
+    rejected: list = field(default_factory=list)
+    # a tensor used as a truth value: (node tested, how: "if" | "ifexp" | "and" | "or" | "not" | "cond",
+    # the frame's context): PTO022
+    tensor_tests: list = field(default_factory=list)
 
     @property
     def body(self) -> list:

@@ -400,8 +400,9 @@ def op_cast(ctx, name, args, kwargs):
 def op_matmul(ctx, name, args, kwargs):
     a = _tensor(args[0] if args else None, "the first operand of pypto.matmul")
     b = _tensor(args[1] if len(args) > 1 else None, "the second operand of pypto.matmul")
-    out_dtype = dtype_of(_arg(args, kwargs, 2, "out_dtype"))
-    if out_dtype is None and a.dtype is not None:
+    given = _arg(args, kwargs, 2, "out_dtype")
+    out_dtype = dtype_of(given)
+    if out_dtype is None and a.dtype is not None and given is None:  # an out_dtype not known here stays unknown
         out_dtype = INT32 if a.dtype.name == "DT_INT8" else a.dtype
     a_trans, b_trans = bool(kwargs.get("a_trans", False)), bool(kwargs.get("b_trans", False))
     attrs = {"out_dtype": out_dtype, "a_trans": a_trans, "b_trans": b_trans}
@@ -487,19 +488,30 @@ def write(ctx, part, target, offsets) -> None:
     if part.named and part.shape is not None:  # `out[:] = x` with x a parameter: make the copy explicit
         part = make_view(ctx, part, list(part.shape), [0] * len(part.shape))
     if part.dtype is not None and target.dtype is not None and part.dtype != target.dtype:
-        raise OpError(f"writing a {part.dtype.ir} value into @{target.name} ({target.dtype.ir}): pypto does not "
-                      "cast implicitly; use pypto.cast", kind="dtype")
+        raise OpError(f"writing a {part.dtype.ir} value into {_label(target)} ({target.dtype.ir}): pypto does not "
+                      "cast implicitly; use pypto.cast", kind="dtype" if _stored(target) else "")
     if part.rank is not None and target.rank is not None and part.rank != target.rank:
-        raise OpError(f"writing a value of shape {shape_text(part.shape)} into @{target.name} "
-                      f"{shape_text(target.shape)}: ranks differ", kind="shape")
+        raise OpError(f"writing a value of shape {shape_text(part.shape)} into {_label(target)} "
+                      f"{shape_text(target.shape)}: ranks differ", kind="shape" if _stored(target) else "")
     if not isinstance(offsets, (list, tuple)):
         if ctx.building:
             raise OpError("assemble offsets must be a list known at build time")
         offsets = [None] * (target.rank or 0)
-    if not ctx.building:
+    if not ctx.building and _stored(target):
         _assemble_bounds(ctx, part, target, offsets)
     ctx.emit("assemble", (part, target), {"offsets": tuple(offsets)})
     ctx.wrote(target)
+
+
+def _label(target) -> str:
+    """``@name`` of a write's target; an unnamed ``pypto.tensor(...)`` local in a lint run says so."""
+    return f"@{target.name}" if target.name else "a pypto.tensor local"
+
+
+def _stored(target) -> bool:
+    """A parameter or a pypto.tensor local: a write into it stores (a computed tensor's name is
+    rebound by ``move``/``[:]``, and the build refuses other writes into it)."""
+    return target.origin in ("param", "local")
 
 
 def _assemble_bounds(ctx, part, target, offsets) -> None:

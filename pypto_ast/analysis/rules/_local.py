@@ -14,3 +14,17 @@ def in_file(ctx, node) -> bool:
         ids = {id(n) for n in ast.walk(ctx.source.tree)}
         ctx._pto_local_ids = ids
     return id(node) in ids
+
+
+def old_parser(ctx, func) -> bool:
+    """Whether pypto's AST parser (``frontend/parser/parser.py``) reads the jit kernel ``func``: always
+    in 0.2.0; in the repository's later version only with ``new_ir=False`` (its ``frontend.jit``
+    defaults to ``new_ir=True``, a different front end, ``pil_parser.py``, with a larger Python subset)."""
+    if ctx.settings.target != "head":
+        return True
+    for deco in getattr(func, "decorator_list", ()):
+        if isinstance(deco, ast.Call):
+            for kw in deco.keywords:
+                if kw.arg == "new_ir":
+                    return isinstance(kw.value, ast.Constant) and kw.value.value is False
+    return False

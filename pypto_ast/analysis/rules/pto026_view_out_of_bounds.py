@@ -117,8 +117,10 @@ class ViewOutOfBounds(Rule):
     def check(self, ctx: LintContext):
         seen = set()
         for kernel in ctx.model.kernels:
+            # a whole write of a larger value (`out[:] = v`) is PTO027's shape mismatch, not an assemble past the end
+            shaped = {id(node) for kind, _, node in kernel.op_errors if kind == "shape"}
             for kind, message, node in kernel.op_errors:
-                if kind != "bounds" or node is None or not in_file(ctx, node):
+                if kind != "bounds" or node is None or id(node) in shaped or not in_file(ctx, node):
                     continue
                 key = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0), message)
                 if key in seen:
