@@ -74,6 +74,14 @@ def _target(value: Any) -> str:
     return value.lower()
 
 
+def _soc(value: Any) -> str:
+    from .socs import SOCS
+
+    if not isinstance(value, str) or value.lower() not in SOCS:
+        raise ValueError(f"expected one of {', '.join(SOCS)}, got {value!r}")
+    return value.lower()
+
+
 def _positive_int(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError("expected a positive integer")
@@ -104,6 +112,7 @@ _KEYS: dict[str, Callable[[Any], Any]] = {
     "strict-alignment": _bool,
     "cond-path-threshold": _positive_int,
     "subgraph-budget": _positive_int,
+    "soc": _soc,
 }
 
 

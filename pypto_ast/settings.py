@@ -32,6 +32,7 @@ class Settings:
     # thresholds of individual rules
     cond_path_threshold: int = 16  # PTO011: compiled paths per loop above which a branch is reported
     subgraph_budget: int = 18000  # PTO013: tile operations per loop body (tiling guide's count rule)
+    soc: str = "ascend910b"  # PTO024: whose on-chip memory sizes (pypto_ast/socs.py; Atlas A2 by default)
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     def enabled(self, code: str, path: str | None = None) -> bool:
