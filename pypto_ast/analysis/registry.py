@@ -31,6 +31,7 @@ _MODULES = [
     "pto021_unsupported_construct",
     "pto022_tensor_condition",
     "pto024_buffer_overflow",
+    "pto025_dynamic_whole_tensor",
     "pto026_view_out_of_bounds",
     "pto027_dtype_mismatch",
     "pto028_unknown_api",
