@@ -30,6 +30,7 @@ _MODULES = [
     "pto020_return_in_kernel",
     "pto021_unsupported_construct",
     "pto022_tensor_condition",
+    "pto023_output_read_after_write",
     "pto024_buffer_overflow",
     "pto025_dynamic_whole_tensor",
     "pto026_view_out_of_bounds",

@@ -1468,7 +1468,7 @@ class Evaluator:
                                           self.pypto_loops(), self.frame.context))
         self.moved.add(base.ident)
         self.moved.add(base.root().ident)
-        if kind == "temp":
+        if root is not base.root():  # pypto's Move hands the value over: its later reads are UseFacts (PTO023)
             self.moved.add(value.ident)
 
     def _whole_write_shape(self, base: Tensor, value: Tensor, node) -> None:
