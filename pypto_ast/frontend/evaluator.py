@@ -617,6 +617,9 @@ class Evaluator:
             return UNKNOWN if self.building else self.sym_join(node, left, right)
         if isinstance(left, TorchSpec) or isinstance(right, TorchSpec):
             return torchhost.binop(op, left, right)
+        if isinstance(left, (list, tuple)) or isinstance(right, (list, tuple)):
+            if not (is_static(left) and is_static(right)):
+                return self.sequence_binop(node, op, left, right)
         if isinstance(left, Sym) or isinstance(right, Sym):
             return self.sym_binop(node, op, left, right)
         if isinstance(left, ops.Element) or isinstance(right, ops.Element):
@@ -625,6 +628,24 @@ class Evaluator:
             return self.binop(node, op, a, b, left_node, right_node)
         if is_static(left) and is_static(right):
             return pyvalues.binop(op, left, right)
+        return UNKNOWN
+
+    def sequence_binop(self, node, op: str, left, right):
+        """``+`` and ``*`` on lists and tuples holding tensors (or other values of the evaluation), as
+        Python computes them: ``[t] * group``, ``parts + [tail]``.  The items are shared, not copied."""
+        if op == "Add" and type(left) is type(right):
+            if len(left) + len(right) > pyvalues.MAX_ITEMS:
+                return UNKNOWN
+            return left + right
+        if op == "Mult":
+            seq, count = (left, right) if isinstance(left, (list, tuple)) else (right, left)
+            if isinstance(count, Sym):
+                return self.problem("PTO105", f"a list repeated a symbolic number of times (`{count.text}`): Python "
+                                              "needs a concrete integer at build time", node)
+            if isinstance(count, int) and isinstance(seq, (list, tuple)):
+                if len(seq) * max(count, 0) > pyvalues.MAX_ITEMS:
+                    return UNKNOWN
+                return seq * count
         return UNKNOWN
 
     def sym_binop(self, node, op: str, left, right):
@@ -985,6 +1006,12 @@ class Evaluator:
                 elif not is_static(value):
                     return UNKNOWN
             return out
+        if name == "sum" and args and isinstance(args[0], (list, tuple)) and not is_static(args[0]):
+            # sum(tensors): start + t0 + t1 ..., as Python folds it (the tensors' own ``+``)
+            total = args[1] if len(args) > 1 else kwargs.get("start", 0)
+            for item in args[0]:
+                total = self.binop(node, "Add", total, item)
+            return total
         if name in ("tuple", "list") and args and isinstance(args[0], (list, tuple)):
             return (tuple if name == "tuple" else list)(args[0])
         if name in ("enumerate", "zip", "reversed", "sorted") and all(isinstance(a, (list, tuple)) for a in args):
