@@ -39,6 +39,8 @@ Memory and values
     and ``Program.locals``, allocated at start with a per-element *written* mask: reading
     any element of a local that was never written raises "read before write" (through a
     view, a whole-tensor operand ``@t`` or a scalar ``Read``). Parameters count as written.
+    An elementwise op reads a whole-tensor operand only over the common valid extent of its
+    operands (below), so only that region of it must have been written.
   * A runtime value (``TVal``) holds the torch tensor of its **valid** data plus its
     **declared** shape and dtype string. Valid data always starts at the origin of the
     declared block. ``view`` with ``valid_shape`` reads ``[offsets, offsets + valid)``; that
@@ -200,6 +202,7 @@ class _Machine:
         self.tensors: dict[str, torch.Tensor] = {}
         self.tensor_dtypes: dict[str, str] = {}
         self.written: dict[str, torch.Tensor] = {}  # locals only
+        self.unwritten: dict = {}  # id(TVal) -> (local, written mask, TVal): a partly written local read by this op
         self._bind(inputs)
 
     # -- errors and helpers --------------------------------------------------------------
@@ -366,8 +369,13 @@ class _Machine:
             t = self.tensors.get(x.name)
             if t is None:
                 raise self.err(f"unknown tensor @{x.name}")
-            self.check_written(x.name, tuple(slice(None) for _ in range(t.dim())))
-            return TVal(t.clone(), tuple(t.shape), self.tensor_dtypes[x.name])
+            value = TVal(t.clone(), tuple(t.shape), self.tensor_dtypes[x.name])
+            mask = self.written.get(x.name)
+            if mask is not None and not bool(mask.all()):
+                # checked where the op reads it: an elementwise op reads only the common valid
+                # extent of its operands (_broadcast); any other op reads it whole (exec_op)
+                self.unwritten[id(value)] = (x.name, mask, value)
+            return value
         raise self.err(f"expected a tensor operand, got {x!r}")
 
     def operand(self, x: Any) -> Any:
@@ -401,6 +409,13 @@ class _Machine:
                 return tuple(self.operand(y) for y in x)
             return self.operand(x)
         return self.attr(op, key, default)
+
+    def raise_unwritten(self) -> None:
+        """A partly written local the op read whole (not through an elementwise op's valid extent)."""
+        if self.unwritten:
+            name = next(iter(self.unwritten.values()))[0]
+            self.unwritten = {}
+            raise self.err(f"read before write: local @{name} is read in a region that was never written")
 
     def check_written(self, name: str, region: tuple) -> None:
         mask = self.written.get(name)
@@ -446,7 +461,9 @@ class _Machine:
             self.run_region(loop.body)
 
     def returned(self, node: Return) -> Any:
+        self.unwritten = {}
         out = tuple(self.value(v).data for v in node.values)
+        self.raise_unwritten()
         return out[0] if len(out) == 1 else out
 
     # -- ops -----------------------------------------------------------------------------
@@ -455,13 +472,17 @@ class _Machine:
         fn = OPS.get(op.opcode)
         if fn is None:
             raise self.err(f"unknown opcode {op.opcode!r}")
+        self.unwritten = {}
         try:
             out = fn(self, op)
         except InterpError:
+            self.raise_unwritten()
             raise
         except (RuntimeError, ValueError, TypeError, IndexError, ZeroDivisionError,
                 OverflowError) as exc:
+            self.raise_unwritten()
             raise self.err(f"{op.opcode}: {type(exc).__name__}: {exc}") from exc
+        self.raise_unwritten()
         outs = () if out is None else (out if isinstance(out, tuple) else (out,))
         if len(outs) != len(op.results):
             raise self.err(f"{op.opcode} produces {len(outs)} value(s) but the op names "
@@ -584,10 +605,15 @@ def _broadcast(m: _Machine, op: Op, vals: list) -> tuple[tuple, list]:
     datas = []
     for v in vals:
         data = v.data
+        pending = m.unwritten.pop(id(v), None)
+        mask = pending[1] if pending is not None else None
         off = rank - len(v.shape)
         for k in range(len(v.shape)):
             if v.shape[k] != 1:
                 data = data.narrow(k, 0, valid[off + k])
+                mask = mask.narrow(k, 0, valid[off + k]) if mask is not None else None
+        if mask is not None and not bool(mask.all()):
+            raise m.err(f"read before write: local @{pending[0]} is read in a region that was never written")
         datas.append(data)
     return shape, datas
 
