@@ -140,6 +140,7 @@ class Tensor:
     ref: Any = None  # ir.TensorRef | ir.Value | None
     valid: Optional[tuple] = None  # valid_shape carried by views
     bound: frozenset = frozenset()  # axes of a parameter whose static extent the call gave (pypto.STATIC, `...`)
+    view_at: Optional[tuple] = None  # a view's offsets into ``base`` (pypto.view)
     ident: int = field(default_factory=lambda: next(_tensor_ids))
 
     @property

@@ -1694,6 +1694,37 @@ def _op_scatter(m: _Machine, op: Op) -> TVal:
     return TVal(out, x.shape, x.dtype)
 
 
+def _op_gather_in_ub(m: _Machine, op: Op) -> TVal:
+    """experimental.gather_in_ub(@param, indices, block_table){block_size, offsets, cols}: row j is
+    row ``offsets[0] + block_table[0, t // block_size] * block_size + t % block_size`` (t =
+    indices[0, j]) of the GM tensor, columns ``[offsets[1], offsets[1] + cols)``, for the indices'
+    valid k.  A row outside the tensor, or a block outside the table's valid extent, is an error."""
+    src, idx, table = (m.value(x) for x in op.operands[:3])
+    block = int(m.attr(op, "block_size"))
+    row0, col0 = (int(v) for v in m.attr(op, "offsets"))
+    cols = int(m.attr(op, "cols"))
+    if len(src.shape) != 2 or len(idx.shape) != 2 or len(table.shape) != 2:
+        raise m.err("gather_in_ub: param, indices and block_table must be 2-D")
+    if idx.dtype not in ("int32", "int64") or table.dtype not in ("int32", "int64"):
+        raise m.err(f"gather_in_ub: indices and block_table must be int32/int64, not {idx.dtype}/{table.dtype}")
+    rows, width = src.data.shape
+    if not 0 <= col0 <= width - cols:
+        raise m.err(f"gather_in_ub: columns [{col0}, {col0 + cols}) outside the tensor's {width}")
+    k = idx.data.shape[1] if idx.data.shape[0] else 0
+    out = torch.zeros((k, cols), dtype=src.data.dtype)
+    for j in range(k):
+        t = int(idx.data[0, j])
+        b = t // block
+        if t < 0 or b >= table.data.shape[1]:
+            raise m.err(f"gather_in_ub: token {t} (indices[0, {j}]) is outside the block table's "
+                        f"{table.data.shape[1]} blocks of {block}")
+        r = row0 + int(table.data[0, b]) * block + t % block
+        if not 0 <= r < rows:
+            raise m.err(f"gather_in_ub: token {t} maps to row {r}, outside the tensor's {rows} rows")
+        out[j] = src.data[r, col0:col0 + cols]
+    return TVal(out, (idx.shape[1], cols), src.dtype)
+
+
 def _op_scatter_update(m: _Machine, op: Op) -> TVal:
     """KV-cache row update: x rows (x of [T, d], or [blocks, block_size, 1, d] as T rows) at
     index[i][j] take src row i * s + j (src of [b * s, d] or [b, s, 1, d]), in row-major order."""
@@ -1762,7 +1793,7 @@ _DT.update({  # the pypto op pages (A2 lines)
 OPS.update({
     "argmax": _arg_extreme(True), "argmin": _arg_extreme(False), "argsort": _op_argsort, "topk": _op_topk,
     "topk_indices": _op_topk_indices, "gather": _op_gather, "scatter": _op_scatter,
-    "scatter_update": _op_scatter_update, "one_hot": _op_one_hot,
+    "scatter_update": _op_scatter_update, "one_hot": _op_one_hot, "gather_in_ub": _op_gather_in_ub,
     "cumprod": lambda m, op: _scan(m, op, torch.mul),
 })
 
