@@ -664,6 +664,23 @@ def _map_device(args, kwargs, positional: bool):
     return args, kwargs
 
 
+_NPU_MARK = "_pypto_ast_on_npu"
+
+
+def _on_npu(tensor) -> bool:
+    """Whether the script put ``tensor`` on the NPU (a CPU tensor the drop-in marked)."""
+    return getattr(tensor, _NPU_MARK, False) is True
+
+
+def _mark(result, onto_npu: bool):
+    if onto_npu:
+        try:
+            setattr(result, _NPU_MARK, True)
+        except (AttributeError, TypeError):  # not a tensor (a factory returning a tuple)
+            pass
+    return result
+
+
 def _patch_torch_devices(torch) -> None:
     """NPU devices are the CPU: the factories and ``Tensor`` methods that take a device map it.
 
@@ -672,8 +689,13 @@ def _patch_torch_devices(torch) -> None:
     its own, so after ``x = x_cpu.npu(); kernel(x)`` (an in-place kernel) ``x_cpu`` holds the
     inputs still: a golden computed from it is right, and a check that a kernel left its input
     alone can fail.  Both sides of a move are CPU tensors (``device.type == "cpu"``, what the
-    backends take), so the drop-in cannot tell a tensor a script put on the NPU from one it made
-    on the CPU: every move copies, ``.cpu()`` of a CPU-made tensor too (where torch returns self)."""
+    backends take); the drop-in marks the tensors a script put on the NPU (a move onto it, a
+    factory with an NPU device, a ``*_like``/``new_*`` of such a tensor without a device:
+    ``_on_npu``), and moving a marked tensor onto the NPU again is no move: ``.npu()`` and
+    ``.to("npu")`` return the tensor itself, as torch_npu does, so ``y = zeros(...).npu();
+    kernel(y.npu()); y.cpu()`` reads what the kernel wrote.  A tensor computed from NPU tensors
+    (``x * 2``, a view) is not marked: its ``.npu()`` copies.  Every ``.cpu()`` copies, of a
+    CPU-made tensor too (where torch returns self)."""
     try:
         if torch._C._get_privateuse1_backend_name() == "privateuseone":
             torch.utils.rename_privateuse1_backend("npu")  # torch.device("npu:0") parses
@@ -691,8 +713,10 @@ def _patch_torch_devices(torch) -> None:
 
     def mapped(original):  # a ``device=`` keyword
         def call(*args, **kwargs):
+            onto_npu = _is_npu(kwargs.get("device")) or (
+                "device" not in kwargs and args and _on_npu(args[0]))  # zeros_like(y), y.new_zeros(n)
             args, kwargs = _map_device(args, kwargs, False)
-            return original(*args, **kwargs)
+            return _mark(original(*args, **kwargs), onto_npu)
 
         return call
 
@@ -702,17 +726,22 @@ def _patch_torch_devices(torch) -> None:
             onto_npu = _is_npu(kwargs.get("device"))
             args, kwargs = _map_device(args, kwargs, False)
             result = original(*args, **kwargs)
-            return result.clone() if onto_npu and not isinstance(data, _FRESH) else result
+            return _mark(result.clone() if onto_npu and not isinstance(data, _FRESH) else result, onto_npu)
 
         return call
 
     def moved(original):  # Tensor.to: a device (npu or cpu) names a move, a dtype alone does not
         def to(self, *args, **kwargs):
             device = kwargs.get("device", args[0] if args else None)
-            move = _is_npu(device) or _is_cpu(device)
+            onto_npu = _is_npu(device)
+            move = onto_npu or _is_cpu(device)
             args, kwargs = _map_device(args, kwargs, True)
             result = original(self, *args, **kwargs)
-            return result.clone() if move and result is self else result
+            if onto_npu and _on_npu(self):
+                return result  # already there: no move (self, unless a dtype converts)
+            if move and result is self:
+                result = result.clone()
+            return _mark(result, onto_npu or (not move and _on_npu(self)))
 
         return to
 
@@ -731,7 +760,9 @@ def _patch_torch_devices(torch) -> None:
     patch(torch.Tensor, "cpu", copied)
     if not hasattr(torch.Tensor, "npu"):
         def npu(self, device=None, non_blocking=False, memory_format=torch.preserve_format):
-            return self.clone(memory_format=memory_format)
+            if _on_npu(self):
+                return self  # torch_npu: a tensor on the device already is returned as it is
+            return _mark(self.clone(memory_format=memory_format), True)
 
         torch.Tensor.npu = npu
         _state.patched.append((torch.Tensor, "npu", None))

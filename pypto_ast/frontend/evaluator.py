@@ -30,8 +30,9 @@ from .facts import (
 )
 from .symbolic import binexpr, unexpr
 from .values import (
-    UNKNOWN, ApiRef, BranchVal, DType, FuncRef, LazyImport, LoopIter, Marker, Method, OptionsVal, Record, Sym,
-    Tensor, TensorAnnotation, TorchSpec, UserModule, int_value, is_static,
+    UNKNOWN, ApiRef, BoundMethod, BranchVal, ClassVal, Descriptor, DType, FieldSpec, FuncRef, Instance, LazyImport,
+    LoopIter, Marker, Method, OptionsVal, Record, Sym, Tensor, TensorAnnotation, TorchSpec, UserModule, int_value,
+    is_static,
 )
 
 MAX_INLINE_DEPTH = 16
@@ -92,6 +93,18 @@ class StaticMethod:
         self.obj, self.name = obj, name
 
 
+class SuperVal:
+    """``super()`` in a method of ``owner`` called on ``receiver``: attributes from the classes after ``owner``."""
+
+    __slots__ = ("owner", "receiver")
+
+    def __init__(self, owner, receiver):
+        self.owner, self.receiver = owner, receiver
+
+
+_NO_ATTR = object()
+
+
 class LoopContext:
     """A pypto loop's original bounds, for is_loop_begin / is_loop_end of its index."""
 
@@ -113,6 +126,7 @@ class Frame:
         self.returns: list = []
         self.allows_return = False  # only @pypto_ast.jit kernels may return (pypto's parser refuses `return`)
         self.live_cells = False  # the live closure of an in-process kernel (pipeline.live_closure)
+        self.owner = None  # a class body's ClassVal, or the class of the method this frame runs
 
 
 class Evaluator:
@@ -301,7 +315,13 @@ class Evaluator:
             value = torchhost.attribute(base, attr)
             return Method(base, attr, node) if value is None else value
         if isinstance(base, Record):  # a config object the kernel received
-            return base.fields.get(attr, UNKNOWN)
+            if attr in base.fields:
+                return base.fields[attr]
+            obj = self.live_instance(base)
+            return UNKNOWN if obj is None else self.attribute(obj, attr, node)
+        if isinstance(base, (Instance, ClassVal, SuperVal)):
+            value = self.object_attribute(base, attr, node)
+            return UNKNOWN if value is _NO_ATTR else value
         if isinstance(base, DType) and attr == "name":
             return base.name
         if isinstance(base, ops.EnumValue) and attr in ("name", "value"):
@@ -314,6 +334,66 @@ class Evaluator:
             if isinstance(base, (int, float)) and attr in ("real", "imag"):
                 return getattr(base, attr)
         return UNKNOWN
+
+    def live_instance(self, record: Record) -> Optional[Instance]:
+        """A live object of a class of the user's code as an ``Instance`` of its class statement
+        (read from its module's source), over the live attributes: its methods and properties
+        compute on them as Python would.  One per record, so what a method sets stays."""
+        cache = self.__dict__.setdefault("_live_instances", {})
+        if id(record) in cache:
+            return cache[id(record)][1]
+        obj = None
+        if record.origin is not None:
+            path, qualname = record.origin
+            scope = self.scope.load(path) if hasattr(self.scope, "load") else None
+            cls = scope.lookup(qualname.split(".")[0]) if scope is not None else UNKNOWN
+            for part in qualname.split(".")[1:]:
+                cls = cls.attrs.get(part, UNKNOWN) if isinstance(cls, ClassVal) else UNKNOWN
+            if isinstance(cls, ClassVal):
+                obj = Instance(cls, dict(record.fields))
+        cache[id(record)] = (record, obj)
+        return obj
+
+    def object_attribute(self, base, attr: str, node) -> Any:
+        """``obj.attr`` on an object or class of the analysed code, as Python finds it: the instance's
+        own attributes, then the class and its bases (methods bound, properties computed, static and
+        class methods unwrapped); ``_NO_ATTR`` when nothing binds it (Python: AttributeError)."""
+        if isinstance(base, SuperVal):
+            receiver = base.receiver
+            cls = receiver.cls if isinstance(receiver, Instance) else receiver
+            order = cls.mro() if isinstance(cls, ClassVal) else []
+            order = order[order.index(base.owner) + 1:] if base.owner in order else []
+            found = next((c.attrs[attr] for c in order if attr in c.attrs), _NO_ATTR)
+        elif isinstance(base, Instance):
+            if attr in base.fields:
+                return base.fields[attr]
+            if attr == "__class__":
+                return base.cls
+            receiver = base
+            found = base.cls.lookup(attr, _NO_ATTR)
+            if found is not _NO_ATTR and base.cls.opaque and not isinstance(found, (FuncRef, Descriptor)):
+                return UNKNOWN  # an enum member, a NamedTuple field: not the value its body wrote
+        else:
+            if attr == "__name__":
+                return base.qualname.rsplit(".", 1)[-1]
+            receiver = base
+            found = base.lookup(attr, _NO_ATTR)
+            if found is not _NO_ATTR and base.opaque and not isinstance(found, (FuncRef, Descriptor)):
+                return UNKNOWN
+        if found is _NO_ATTR:
+            return _NO_ATTR
+        on_class = isinstance(receiver, ClassVal)
+        if isinstance(found, FuncRef):
+            return found if on_class else BoundMethod(found, receiver)
+        if isinstance(found, Descriptor):
+            if found.kind == "staticmethod":
+                return found.func
+            if found.kind == "classmethod":
+                return BoundMethod(found.func, receiver if on_class else receiver.cls)
+            if on_class:
+                return UNKNOWN  # the property object itself
+            return self.call_function(node, found.func, [receiver], {})
+        return found
 
     def api_attribute(self, base: ApiRef, attr: str, node) -> Any:
         qual = base.qualname + "." + attr
@@ -551,6 +631,9 @@ class Evaluator:
             return UNKNOWN if self.building else self.sym_join(node, left, right)
         if isinstance(left, TorchSpec) or isinstance(right, TorchSpec):
             return torchhost.binop(op, left, right)
+        if isinstance(left, (list, tuple)) or isinstance(right, (list, tuple)):
+            if not (is_static(left) and is_static(right)):
+                return self.sequence_binop(node, op, left, right)
         if isinstance(left, Sym) or isinstance(right, Sym):
             return self.sym_binop(node, op, left, right)
         if isinstance(left, ops.Element) or isinstance(right, ops.Element):
@@ -559,6 +642,24 @@ class Evaluator:
             return self.binop(node, op, a, b, left_node, right_node)
         if is_static(left) and is_static(right):
             return pyvalues.binop(op, left, right)
+        return UNKNOWN
+
+    def sequence_binop(self, node, op: str, left, right):
+        """``+`` and ``*`` on lists and tuples holding tensors (or other values of the evaluation), as
+        Python computes them: ``[t] * group``, ``parts + [tail]``.  The items are shared, not copied."""
+        if op == "Add" and type(left) is type(right):
+            if len(left) + len(right) > pyvalues.MAX_ITEMS:
+                return UNKNOWN
+            return left + right
+        if op == "Mult":
+            seq, count = (left, right) if isinstance(left, (list, tuple)) else (right, left)
+            if isinstance(count, Sym):
+                return self.problem("PTO105", f"a list repeated a symbolic number of times (`{count.text}`): Python "
+                                              "needs a concrete integer at build time", node)
+            if isinstance(count, int) and isinstance(seq, (list, tuple)):
+                if len(seq) * max(count, 0) > pyvalues.MAX_ITEMS:
+                    return UNKNOWN
+                return seq * count
         return UNKNOWN
 
     def sym_binop(self, node, op: str, left, right):
@@ -778,6 +879,9 @@ class Evaluator:
                 return pyvalues.call_numpy(q[len("numpy."):], args, kwargs)
             if q.startswith("torch."):
                 return self.torch_call(node, q, args, kwargs)
+            if q == "dataclasses.field":
+                factory = kwargs.get("default_factory")
+                return FieldSpec(kwargs.get("default", UNKNOWN), factory)
             self._escape(args, kwargs, node)
             return UNKNOWN
         if isinstance(func, Method):
@@ -786,8 +890,56 @@ class Evaluator:
             return pyvalues.call_method(func.obj, func.name, args, kwargs)
         if isinstance(func, FuncRef):
             return self.call_function(node, func, args, kwargs)
+        if isinstance(func, BoundMethod):
+            return self.call_function(node, func.func, [func.receiver] + list(args), kwargs)
+        if isinstance(func, ClassVal):
+            return self.instantiate(node, func, list(args), kwargs)
         self._escape(args, kwargs, node)
         return UNKNOWN
+
+    def instantiate(self, node, cls: ClassVal, args: list, kwargs: dict):
+        """``Cls(...)`` of a class of the analysed code, as Python builds it: ``__init__`` run on a
+        new object (its ``self.x = ...`` binds the attributes); for a dataclass without its own
+        ``__init__``, the fields bound from the arguments and the defaults (``field(default_factory=
+        ...)`` called), then ``__post_init__``.  A class with a base the front end does not model and
+        no ``__init__`` of its own is unknown."""
+        maker = next((c for c in cls.mro() if "__init__" in c.attrs or c.dataclass), None)
+        init = maker.attrs.get("__init__") if maker is not None else None
+        if maker is not None and "__init__" in maker.attrs and not isinstance(init, FuncRef):
+            return UNKNOWN
+        if isinstance(init, FuncRef):
+            if self.kernel is None and self.frame.context == "module" and not self.scope.may_inline(init):
+                return UNKNOWN
+            obj = Instance(cls)
+            self.call_function(node, init, [obj] + args, kwargs)
+            return obj
+        if cls.opaque:
+            self._escape(args, kwargs, node)
+            return UNKNOWN
+        obj = Instance(cls)
+        if maker is not None:  # the __init__ @dataclass wrote
+            names = maker.fields()
+            if len(args) > len(names):
+                return UNKNOWN  # TypeError in Python
+            for i, name in enumerate(names):
+                if i < len(args):
+                    value = args[i]
+                elif name in kwargs:
+                    value = kwargs[name]
+                else:
+                    value = cls.lookup(name, UNKNOWN)
+                    if isinstance(value, FieldSpec):
+                        if value.factory is not None:
+                            value = self.call(node, value.factory, [], {})
+                        else:
+                            value = value.default
+                obj.fields[name] = value
+            post = cls.lookup("__post_init__")
+            if isinstance(post, FuncRef):
+                self.call_function(node, post, [obj], {})
+        elif args or kwargs:
+            return UNKNOWN  # object() takes no arguments
+        return obj
 
     def _escape(self, args, kwargs, node):
         """A tensor handed to code we cannot see may be written there: count it as written; a
@@ -837,7 +989,28 @@ class Evaluator:
                         else self.sym_join(node, out, item)
                 return out
         if name == "isinstance" and len(args) == 2:
+            classes = args[1] if isinstance(args[1], tuple) else (args[1],)
+            if isinstance(args[0], Instance) and all(isinstance(c, ClassVal) for c in classes):
+                return any(c in args[0].cls.mro() for c in classes)
             return UNKNOWN
+        if name in ("getattr", "hasattr") and len(args) in (2, 3) and isinstance(args[1], str) and \
+                isinstance(args[0], (Instance, ClassVal, Record)):
+            if isinstance(args[0], Record):
+                value = args[0].fields.get(args[1], _NO_ATTR)
+            else:
+                value = self.object_attribute(args[0], args[1], node)
+            if name == "hasattr":
+                return value is not _NO_ATTR
+            return value if value is not _NO_ATTR else (args[2] if len(args) == 3 else UNKNOWN)
+        if name == "setattr" and len(args) == 3 and isinstance(args[0], Instance) and isinstance(args[1], str):
+            args[0].fields[args[1]] = args[2]
+            return None
+        if name == "super" and not args:
+            func = self.frame.func
+            owner = getattr(self.frame, "owner", None)
+            receiver = self.frame.env.get(func.args.args[0].arg) if owner is not None and func is not None and \
+                func.args.args else None
+            return SuperVal(owner, receiver) if isinstance(receiver, (Instance, ClassVal)) else UNKNOWN
         if name in ("int", "float") and args and isinstance(args[0], Sym):
             return args[0] if name == "int" and not self.building else self.problem(
                 "PTO105", f"{name}() of the symbolic value `{args[0].text}`: it has no build-time value", node)
@@ -856,6 +1029,12 @@ class Evaluator:
                 elif not is_static(value):
                     return UNKNOWN
             return out
+        if name == "sum" and args and isinstance(args[0], (list, tuple)) and not is_static(args[0]):
+            # sum(tensors): start + t0 + t1 ..., as Python folds it (the tensors' own ``+``)
+            total = args[1] if len(args) > 1 else kwargs.get("start", 0)
+            for item in args[0]:
+                total = self.binop(node, "Add", total, item)
+            return total
         if name in ("tuple", "list") and args and isinstance(args[0], (list, tuple)):
             return (tuple if name == "tuple" else list)(args[0])
         if name in ("enumerate", "zip", "reversed", "sorted") and all(isinstance(a, (list, tuple)) for a in args):
@@ -936,6 +1115,7 @@ class Evaluator:
             return UNKNOWN
         frame = Frame(func.node, context, func.scope or self.frame.scope, func.source or self.source,
                       closure=func.closure)
+        frame.owner = func.owner
         params = func.node.args
         positional = params.posonlyargs + params.args
         defaults = params.defaults
@@ -1691,7 +1871,13 @@ class Evaluator:
         elif isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN, stmt)
         elif isinstance(target, ast.Attribute):
-            self.eval(target.value)
+            base = self.eval(target.value)
+            if isinstance(base, Instance):
+                if isinstance(value, Tensor):
+                    self.read(value, getattr(stmt, "value", None) or target)
+                base.fields[target.attr] = value  # ``self.tile = 128``
+            elif isinstance(base, ClassVal):
+                base.attrs[target.attr] = value
 
     def unpack(self, target, value, stmt):
         elts = target.elts
@@ -1751,6 +1937,10 @@ class Evaluator:
             rhs = self.eval(stmt.value)
             value = self.binop(stmt, op, current, rhs, target, stmt.value)
             self.store_subscript(target, value, stmt)
+        elif isinstance(target, ast.Attribute):
+            current = self.eval(target)
+            rhs = self.eval(stmt.value)
+            self.assign(target, self.binop(stmt, op, current, rhs, target, stmt.value), stmt)
         else:
             self.eval(stmt.value)
 
@@ -1772,13 +1962,59 @@ class Evaluator:
                 self.frame.env.pop(target.id, None)
 
     def exec_FunctionDef(self, stmt):
+        if self.frame.context == "class":  # a method: the class body's names are not its closure
+            func = FuncRef(stmt, stmt.name, self.frame.scope, self.frame.closure, self.source, self.frame.owner)
+            value: Any = func
+            for deco in stmt.decorator_list:
+                target = self.eval(deco)
+                kind = getattr(target, "qualname", "")
+                if kind in ("builtins.property", "functools.cached_property"):
+                    value = Descriptor("property", func)
+                elif kind in ("builtins.staticmethod", "builtins.classmethod"):
+                    value = Descriptor(kind.split(".")[1], func)
+                elif not (isinstance(target, ApiRef) and target.qualname.startswith(("functools.", "typing.", "abc."))):
+                    value = UNKNOWN  # ``@x.setter``, a decorator of the analysed code
+            if value is UNKNOWN and stmt.name in self.frame.env:
+                return  # a property's setter: the getter stays
+            self.frame.env[stmt.name] = value
+            return
         closure = self.frame if self.frame.context != "module" else None
         self.frame.env[stmt.name] = FuncRef(stmt, stmt.name, self.frame.scope, closure, self.source)
 
     exec_AsyncFunctionDef = exec_FunctionDef
 
     def exec_ClassDef(self, stmt):
-        self.frame.env[stmt.name] = UNKNOWN
+        """A ``class`` statement: its body run in a class frame (names read through the enclosing
+        function, as Python's class scope does), its bindings the class attributes."""
+        bases = tuple(self.eval(b) for b in stmt.bases)
+        flagged = False
+        for deco in stmt.decorator_list:
+            target = self.eval(deco.func if isinstance(deco, ast.Call) else deco)
+            if isinstance(target, ApiRef) and target.qualname in ("dataclasses.dataclass", "pydantic.dataclasses.dataclass"):
+                flagged = True
+            elif target is not UNKNOWN and not isinstance(target, ApiRef):
+                self.frame.env[stmt.name] = UNKNOWN  # a decorator of the analysed code: it may return anything
+                return
+        closure = self.frame if self.frame.context not in ("module", "class") else self.frame.closure
+        frame = Frame(None, "class", self.frame.scope, self.source, closure=closure)
+        annotated = tuple(s.target.id for s in stmt.body if isinstance(s, ast.AnnAssign)
+                          and isinstance(s.target, ast.Name) and s.simple)
+        qual = stmt.name if self.frame.context == "module" else f"{self.frame.func.name if self.frame.func else ''}.{stmt.name}"
+        cls = ClassVal(stmt, qual.lstrip("."), frame.env, bases, flagged, annotated)
+        frame.owner = cls
+        self.frames.append(frame)
+        try:
+            self.exec_block(stmt.body)
+        except (_Return, _Break, _Continue):
+            pass
+        finally:
+            self.frames.pop()
+        for name, value in list(frame.env.items()):
+            if isinstance(value, FuncRef) and value.owner is None:
+                value.owner = cls
+            elif isinstance(value, Descriptor) and value.func.owner is None:
+                value.func.owner = cls
+        self.frame.env[stmt.name] = cls
 
     def exec_Import(self, stmt):
         for alias in stmt.names:

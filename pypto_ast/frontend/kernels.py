@@ -26,7 +26,7 @@ from .evaluator import Evaluator, Frame, annotation_from_call
 from .facts import Kernel, LoopFact
 from .scope import ModuleScope
 from .values import (
-    UNKNOWN, ApiRef, DType, FuncRef, Marker, OptionsVal, Record, Sym, Tensor, TensorAnnotation, TorchSpec,
+    UNKNOWN, ApiRef, DType, FuncRef, Marker, Instance, OptionsVal, Record, Sym, Tensor, TensorAnnotation, TorchSpec,
 )
 
 
@@ -571,7 +571,7 @@ class KernelReader:
             if isinstance(value, Tensor) or isinstance(value, TorchSpec):
                 raise FrontendError("PTO106", f"parameter `{name}` receives a tensor but is not annotated with "
                                               "pypto.Tensor(...)", arg, self.scope.source)
-            if isinstance(value, (Record, list, tuple, dict)):
+            if isinstance(value, (Record, Instance, list, tuple, dict)):
                 return value  # a config object or a container: read at build time only, never a run-time scalar
             builder.params.append(ir.Param(name, "scalar", None, False, value))
         return value

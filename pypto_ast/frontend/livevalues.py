@@ -85,17 +85,69 @@ def convert(value: Any, depth: int = 0) -> Any:
         except (TypeError, ValueError, AttributeError):
             return UNKNOWN
         return TorchSpec(shape, dtype)
-    if kind.__name__ == "SimpleNamespace" or hasattr(kind, "__dataclass_fields__"):
-        # a config object (dataclass instance, namespace): its data fields, read by attribute
-        names = list(kind.__dataclass_fields__) if hasattr(kind, "__dataclass_fields__") else list(vars(value))
+    if kind.__name__ == "SimpleNamespace" or hasattr(kind, "__dataclass_fields__") or config_object(value):
+        # a config object (dataclass instance, namespace, an object of a class of the user's code):
+        # its data, read by attribute -- the dataclass fields, the instance's own attributes (an
+        # ``__init__`` that sets ``self.tile = 128``) and the data attributes of its classes
+        if depth > 4 and kind.__name__ != "SimpleNamespace" and not hasattr(kind, "__dataclass_fields__"):
+            return UNKNOWN  # an object graph, not a config
+        names = list(getattr(kind, "__dataclass_fields__", ()))
+        own = getattr(value, "__dict__", None)
+        if isinstance(own, dict):
+            names += [n for n in own if n not in names]
         if len(names) > MAX_ITEMS:
             return UNKNOWN
         fields = {}
+        for klass in reversed(kind.__mro__[:-1]) if kind.__name__ != "SimpleNamespace" else ():
+            for name, item in vars(klass).items():
+                if name.startswith("__") or callable(item) or hasattr(item, "__get__"):
+                    continue  # methods, properties, descriptors: read from the class statement
+                item = convert(item, depth + 1)
+                if item is not _SKIP:
+                    fields[name] = item
         for name in names:
-            item = convert(getattr(value, name, None), depth + 1)
+            try:
+                item = convert(getattr(value, name, None), depth + 1)
+            except Exception:  # noqa: BLE001 - a property of the user's code that raises
+                item = UNKNOWN
             fields[name] = UNKNOWN if item is _SKIP else item
-        return Record(cls, fields)
+        return Record(cls, fields, _origin(kind))
     return _SKIP
+
+
+_FOREIGN = frozenset({"torch", "torch_npu", "numpy", "pypto", "pypto_ast", "enum", "builtins", "ctypes", "threading",
+                      "logging", "io", "socket", "subprocess", "multiprocessing", "concurrent", "asyncio"})
+
+
+def config_object(value: Any) -> bool:
+    """An object of a class of the user's code (every class of its MRO but ``object`` defined outside
+    torch, numpy, pypto and the like, no enum member): what a kernel or its factory receives as a
+    configuration, read by attribute."""
+    kind = type(value)
+    if isinstance(value, type) or not isinstance(getattr(value, "__dict__", None), dict):
+        return False
+    try:
+        import enum
+
+        if isinstance(value, enum.Enum):
+            return False
+    except ImportError:  # pragma: no cover
+        pass
+    classes = kind.__mro__[:-1]
+    return bool(classes) and all(getattr(c, "__module__", "builtins").split(".")[0] not in _FOREIGN
+                                 for c in classes)
+
+
+def _origin(kind) -> Optional[tuple]:
+    """(source path, qualname) of a class of the user's code, for its methods and properties."""
+    import sys
+
+    qualname = getattr(kind, "__qualname__", "")
+    module = sys.modules.get(getattr(kind, "__module__", ""))
+    path = getattr(module, "__file__", None)
+    if not path or not path.endswith(".py") or "<" in qualname:
+        return None
+    return (os.path.abspath(path), qualname)
 
 
 def argument(value: Any) -> Any:
@@ -104,7 +156,7 @@ def argument(value: Any) -> Any:
     kind = type(value)
     if isinstance(value, type) or kind.__module__.startswith("pypto_ast.frontend"):
         return value
-    if kind.__name__ == "SimpleNamespace" or hasattr(kind, "__dataclass_fields__") or \
+    if kind.__name__ == "SimpleNamespace" or hasattr(kind, "__dataclass_fields__") or config_object(value) or \
             (kind.__name__ in ("DataType", "_Marker") and hasattr(value, "name")):
         converted = convert(value)
         return value if converted is _SKIP else converted

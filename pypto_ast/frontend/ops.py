@@ -459,8 +459,11 @@ def make_view(ctx, src: Tensor, shape: list, offsets: list, valid=None) -> Tenso
     attrs = {"shape": tuple(shape), "offsets": tuple(offsets)}
     if valid is not None:
         attrs["valid_shape"] = tuple(valid)
-    return ctx.emit("view", (src,), attrs, tuple(shape), src.dtype,
-                    valid=tuple(valid) if valid is not None else None, base=src)
+    out = ctx.emit("view", (src,), attrs, tuple(shape), src.dtype,
+                   valid=tuple(valid) if valid is not None else None, base=src)
+    if isinstance(out, Tensor):
+        out.view_at = tuple(offsets)
+    return out
 
 
 def op_assemble(ctx, name, args, kwargs):
@@ -1002,6 +1005,41 @@ def op_scatter(ctx, name, args, kwargs):
 
 
 
+def op_gather_in_ub(ctx, name, args, kwargs):
+    """experimental.gather_in_ub(param, indices, block_table, block_size, axis=-2): row j of the
+    result is the paged-cache row of token ``indices[0, j]``: ``block_table[0, t // block_size] *
+    block_size + t % block_size``, counted from ``param``'s origin in the GM tensor it views and
+    not bounded by the view's extent (pypto's GatherInUB adds the row offset to the view's base
+    address); shape [k, param's columns], valid over the indices' valid k."""
+    param = _tensor(_arg(args, kwargs, 0, "param"), "the param of pypto.experimental.gather_in_ub")
+    indices = _tensor(_arg(args, kwargs, 1, "indices"), "the indices of pypto.experimental.gather_in_ub")
+    table = _tensor(_arg(args, kwargs, 2, "block_table"), "the block table of pypto.experimental.gather_in_ub")
+    block_size = _arg(args, kwargs, 3, "block_size")
+    axis = _arg(args, kwargs, 4, "axis", -2)
+    if not isinstance(block_size, int) or isinstance(block_size, bool) or block_size <= 0:
+        raise OpError("pypto.experimental.gather_in_ub needs a positive block_size known at build time")
+    if axis != -2:
+        raise OpError(f"pypto.experimental.gather_in_ub: only axis -2 is supported, not {axis}")
+    for t, what in ((param, "param"), (indices, "indices"), (table, "block_table")):
+        if t.rank is not None and t.rank != 2:
+            raise OpError(f"pypto.experimental.gather_in_ub: {what} must be 2-D, not rank {t.rank}")
+    if indices.shape is not None and indices.shape[0] != 1 or table.shape is not None and table.shape[0] != 1:
+        raise OpError("pypto.experimental.gather_in_ub: indices and block_table must be [1, n]")
+    source, at = param, (0, 0)
+    if param.view_at is not None and param.base is not None and param.base.named:
+        source, at = param.base, param.view_at
+    if ctx.building and not source.named:
+        raise OpError("pypto.experimental.gather_in_ub reads a GM tensor: give it a parameter or a view of one")
+    k = indices.shape[1] if indices.shape is not None else None
+    cols = param.shape[1] if param.shape is not None else None
+    valid = None
+    if indices.valid is not None:
+        valid = (indices.valid[1], cols)
+    return ctx.emit("gather_in_ub", (source, indices, table),
+                    {"block_size": block_size, "offsets": tuple(at), "cols": cols},
+                    (k, cols), param.dtype, tile="vec", valid=valid)
+
+
 def op_scatter_update(ctx, name, args, kwargs):
     """scatter_update(input, dim=-2, index, src): rows of input at index take src's rows."""
     x = _tensor(_arg(args, kwargs, 0, "input"), "the input of pypto.scatter_update")
@@ -1186,5 +1224,6 @@ def op_conv(ctx, name, args, kwargs):
 _HANDLERS = {
     name[3:]: fn for name, fn in list(globals().items()) if name.startswith("op_") and callable(fn)
 }
+_HANDLERS["experimental.gather_in_ub"] = _HANDLERS["experimental.gather.gather_in_ub"] = _HANDLERS.pop("gather_in_ub")
 for _name in ("online_softmax", "online_softmax_update"):  # pypto.experimental.*
     _HANDLERS["experimental." + _name] = _HANDLERS["experimental.operation." + _name] = _HANDLERS.pop(_name)

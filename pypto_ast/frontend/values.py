@@ -140,6 +140,7 @@ class Tensor:
     ref: Any = None  # ir.TensorRef | ir.Value | None
     valid: Optional[tuple] = None  # valid_shape carried by views
     bound: frozenset = frozenset()  # axes of a parameter whose static extent the call gave (pypto.STATIC, `...`)
+    view_at: Optional[tuple] = None  # a view's offsets into ``base`` (pypto.view)
     ident: int = field(default_factory=lambda: next(_tensor_ids))
 
     @property
@@ -208,6 +209,7 @@ class FuncRef:
     scope: Any = None  # the ModuleScope whose globals it reads
     closure: Optional[dict] = None  # enclosing function's bindings when defined inside a function
     source: Any = None  # the SourceFile holding ``node``
+    owner: Any = None  # the ClassVal whose body defined it (a method: zero-argument ``super()``)
 
 
 @dataclass(frozen=True)
@@ -253,9 +255,103 @@ class Record:
 
     type_name: str
     fields: dict
+    # (source path, qualname) of the object's class when it is a class of the user's code: its
+    # methods and properties are read from that class statement, over these fields
+    origin: Optional[tuple] = None
 
     def __repr__(self) -> str:
         return f"<{self.type_name} {', '.join(sorted(self.fields))}>"
+
+
+class ClassVal:
+    """A class of the analysed code (a ``class`` statement evaluated): the bindings of its body
+    (``attrs``: class attributes, methods as ``FuncRef``, ``Descriptor`` for properties, static and
+    class methods), its bases (``ClassVal`` of the analysed code, or what an import gave), whether
+    ``@dataclass`` decorates it and the names its body annotates (the dataclass fields, in order)."""
+
+    __slots__ = ("node", "qualname", "attrs", "bases", "dataclass", "annotated")
+
+    def __init__(self, node, qualname: str, attrs: dict, bases: tuple, dataclass: bool, annotated: tuple):
+        self.node, self.qualname, self.attrs, self.bases = node, qualname, attrs, bases
+        self.dataclass, self.annotated = dataclass, annotated
+
+    def mro(self) -> list:
+        """The class and its analysed bases, depth first, left to right, each once (Python's C3
+        order for the single-inheritance and diamond-free hierarchies configs use)."""
+        out, todo = [], [self]
+        while todo:
+            cls = todo.pop(0)
+            if cls not in out:
+                out.append(cls)
+                todo[:0] = [b for b in cls.bases if isinstance(b, ClassVal)]
+        return out
+
+    @property
+    def opaque(self) -> bool:
+        """A base the front end does not model (an import: ``enum.Enum``, ``torch.nn.Module``,
+        ``typing.NamedTuple``): the class's own attributes may not be what Python gives."""
+        return any(not isinstance(b, ClassVal) and getattr(b, "qualname", "") != "builtins.object"
+                   for cls in self.mro() for b in cls.bases)
+
+    def lookup(self, name: str, default: Any = None) -> Any:
+        for cls in self.mro():
+            if name in cls.attrs:
+                return cls.attrs[name]
+        return default
+
+    def fields(self) -> list:
+        """The dataclass fields: annotated names of the analysed bases first, as ``dataclasses`` orders them."""
+        out: list = []
+        for cls in reversed(self.mro()):
+            for name in cls.annotated:
+                if name not in out:
+                    out.append(name)
+        return out
+
+    def __repr__(self) -> str:
+        return f"<class {self.qualname}>"
+
+
+class Instance:
+    """An object of a ``ClassVal`` built by the analysed code (``Rope2dTileConfig([1, 64], ...)``,
+    ``TileConfig()`` whose ``__init__`` sets ``self.tile = 128``): its instance attributes, which
+    methods of the class may change (identity matters, as in Python)."""
+
+    __slots__ = ("cls", "fields")
+
+    def __init__(self, cls: ClassVal, fields: Optional[dict] = None):
+        self.cls = cls
+        self.fields = fields if fields is not None else {}
+
+    def __repr__(self) -> str:
+        return f"<{self.cls.qualname} object {', '.join(sorted(self.fields))}>"
+
+
+class Descriptor:
+    """A decorated method in a class body: ``kind`` is "property", "staticmethod" or "classmethod"."""
+
+    __slots__ = ("kind", "func")
+
+    def __init__(self, kind: str, func: "FuncRef"):
+        self.kind, self.func = kind, func
+
+
+class BoundMethod:
+    """``obj.method`` of an ``Instance`` (or ``Cls.method`` of a classmethod) before it is called."""
+
+    __slots__ = ("func", "receiver")
+
+    def __init__(self, func: "FuncRef", receiver: Any):
+        self.func, self.receiver = func, receiver
+
+
+class FieldSpec:
+    """``dataclasses.field(default=..., default_factory=...)`` in a dataclass body."""
+
+    __slots__ = ("default", "factory")
+
+    def __init__(self, default: Any, factory: Any):
+        self.default, self.factory = default, factory
 
 
 class Method:
@@ -318,7 +414,7 @@ class LazyImport:
 
 
 __all__ = [
-    "UNKNOWN", "ApiRef", "BranchVal", "DType", "FuncRef", "LoopIter", "Marker", "Method", "OptionsVal", "Record", "Sym",
+    "UNKNOWN", "ApiRef", "BoundMethod", "BranchVal", "ClassVal", "Descriptor", "FieldSpec", "Instance", "DType", "FuncRef", "LoopIter", "Marker", "Method", "OptionsVal", "Record", "Sym",
     "Tensor", "TensorAnnotation", "TorchSpec", "LazyImport", "UserModule", "describe", "int_value", "is_static", "is_symbolic",
 ]
 

@@ -39,6 +39,8 @@ Memory and values
     and ``Program.locals``, allocated at start with a per-element *written* mask: reading
     any element of a local that was never written raises "read before write" (through a
     view, a whole-tensor operand ``@t`` or a scalar ``Read``). Parameters count as written.
+    An elementwise op reads a whole-tensor operand only over the common valid extent of its
+    operands (below), so only that region of it must have been written.
   * A runtime value (``TVal``) holds the torch tensor of its **valid** data plus its
     **declared** shape and dtype string. Valid data always starts at the origin of the
     declared block. ``view`` with ``valid_shape`` reads ``[offsets, offsets + valid)``; that
@@ -200,6 +202,7 @@ class _Machine:
         self.tensors: dict[str, torch.Tensor] = {}
         self.tensor_dtypes: dict[str, str] = {}
         self.written: dict[str, torch.Tensor] = {}  # locals only
+        self.unwritten: dict = {}  # id(TVal) -> (local, written mask, TVal): a partly written local read by this op
         self._bind(inputs)
 
     # -- errors and helpers --------------------------------------------------------------
@@ -366,8 +369,13 @@ class _Machine:
             t = self.tensors.get(x.name)
             if t is None:
                 raise self.err(f"unknown tensor @{x.name}")
-            self.check_written(x.name, tuple(slice(None) for _ in range(t.dim())))
-            return TVal(t.clone(), tuple(t.shape), self.tensor_dtypes[x.name])
+            value = TVal(t.clone(), tuple(t.shape), self.tensor_dtypes[x.name])
+            mask = self.written.get(x.name)
+            if mask is not None and not bool(mask.all()):
+                # checked where the op reads it: an elementwise op reads only the common valid
+                # extent of its operands (_broadcast); any other op reads it whole (exec_op)
+                self.unwritten[id(value)] = (x.name, mask, value)
+            return value
         raise self.err(f"expected a tensor operand, got {x!r}")
 
     def operand(self, x: Any) -> Any:
@@ -401,6 +409,13 @@ class _Machine:
                 return tuple(self.operand(y) for y in x)
             return self.operand(x)
         return self.attr(op, key, default)
+
+    def raise_unwritten(self) -> None:
+        """A partly written local the op read whole (not through an elementwise op's valid extent)."""
+        if self.unwritten:
+            name = next(iter(self.unwritten.values()))[0]
+            self.unwritten = {}
+            raise self.err(f"read before write: local @{name} is read in a region that was never written")
 
     def check_written(self, name: str, region: tuple) -> None:
         mask = self.written.get(name)
@@ -446,7 +461,9 @@ class _Machine:
             self.run_region(loop.body)
 
     def returned(self, node: Return) -> Any:
+        self.unwritten = {}
         out = tuple(self.value(v).data for v in node.values)
+        self.raise_unwritten()
         return out[0] if len(out) == 1 else out
 
     # -- ops -----------------------------------------------------------------------------
@@ -455,13 +472,17 @@ class _Machine:
         fn = OPS.get(op.opcode)
         if fn is None:
             raise self.err(f"unknown opcode {op.opcode!r}")
+        self.unwritten = {}
         try:
             out = fn(self, op)
         except InterpError:
+            self.raise_unwritten()
             raise
         except (RuntimeError, ValueError, TypeError, IndexError, ZeroDivisionError,
                 OverflowError) as exc:
+            self.raise_unwritten()
             raise self.err(f"{op.opcode}: {type(exc).__name__}: {exc}") from exc
+        self.raise_unwritten()
         outs = () if out is None else (out if isinstance(out, tuple) else (out,))
         if len(outs) != len(op.results):
             raise self.err(f"{op.opcode} produces {len(outs)} value(s) but the op names "
@@ -584,10 +605,15 @@ def _broadcast(m: _Machine, op: Op, vals: list) -> tuple[tuple, list]:
     datas = []
     for v in vals:
         data = v.data
+        pending = m.unwritten.pop(id(v), None)
+        mask = pending[1] if pending is not None else None
         off = rank - len(v.shape)
         for k in range(len(v.shape)):
             if v.shape[k] != 1:
                 data = data.narrow(k, 0, valid[off + k])
+                mask = mask.narrow(k, 0, valid[off + k]) if mask is not None else None
+        if mask is not None and not bool(mask.all()):
+            raise m.err(f"read before write: local @{pending[0]} is read in a region that was never written")
         datas.append(data)
     return shape, datas
 
@@ -1668,6 +1694,37 @@ def _op_scatter(m: _Machine, op: Op) -> TVal:
     return TVal(out, x.shape, x.dtype)
 
 
+def _op_gather_in_ub(m: _Machine, op: Op) -> TVal:
+    """experimental.gather_in_ub(@param, indices, block_table){block_size, offsets, cols}: row j is
+    row ``offsets[0] + block_table[0, t // block_size] * block_size + t % block_size`` (t =
+    indices[0, j]) of the GM tensor, columns ``[offsets[1], offsets[1] + cols)``, for the indices'
+    valid k.  A row outside the tensor, or a block outside the table's valid extent, is an error."""
+    src, idx, table = (m.value(x) for x in op.operands[:3])
+    block = int(m.attr(op, "block_size"))
+    row0, col0 = (int(v) for v in m.attr(op, "offsets"))
+    cols = int(m.attr(op, "cols"))
+    if len(src.shape) != 2 or len(idx.shape) != 2 or len(table.shape) != 2:
+        raise m.err("gather_in_ub: param, indices and block_table must be 2-D")
+    if idx.dtype not in ("int32", "int64") or table.dtype not in ("int32", "int64"):
+        raise m.err(f"gather_in_ub: indices and block_table must be int32/int64, not {idx.dtype}/{table.dtype}")
+    rows, width = src.data.shape
+    if not 0 <= col0 <= width - cols:
+        raise m.err(f"gather_in_ub: columns [{col0}, {col0 + cols}) outside the tensor's {width}")
+    k = idx.data.shape[1] if idx.data.shape[0] else 0
+    out = torch.zeros((k, cols), dtype=src.data.dtype)
+    for j in range(k):
+        t = int(idx.data[0, j])
+        b = t // block
+        if t < 0 or b >= table.data.shape[1]:
+            raise m.err(f"gather_in_ub: token {t} (indices[0, {j}]) is outside the block table's "
+                        f"{table.data.shape[1]} blocks of {block}")
+        r = row0 + int(table.data[0, b]) * block + t % block
+        if not 0 <= r < rows:
+            raise m.err(f"gather_in_ub: token {t} maps to row {r}, outside the tensor's {rows} rows")
+        out[j] = src.data[r, col0:col0 + cols]
+    return TVal(out, (idx.shape[1], cols), src.dtype)
+
+
 def _op_scatter_update(m: _Machine, op: Op) -> TVal:
     """KV-cache row update: x rows (x of [T, d], or [blocks, block_size, 1, d] as T rows) at
     index[i][j] take src row i * s + j (src of [b * s, d] or [b, s, 1, d]), in row-major order."""
@@ -1736,7 +1793,7 @@ _DT.update({  # the pypto op pages (A2 lines)
 OPS.update({
     "argmax": _arg_extreme(True), "argmin": _arg_extreme(False), "argsort": _op_argsort, "topk": _op_topk,
     "topk_indices": _op_topk_indices, "gather": _op_gather, "scatter": _op_scatter,
-    "scatter_update": _op_scatter_update, "one_hot": _op_one_hot,
+    "scatter_update": _op_scatter_update, "one_hot": _op_one_hot, "gather_in_ub": _op_gather_in_ub,
     "cumprod": lambda m, op: _scan(m, op, torch.mul),
 })
 

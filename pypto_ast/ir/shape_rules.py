@@ -53,7 +53,9 @@ def refusal(op: ir.Op, shape_of: Callable) -> Optional[tuple]:
         return None
     if code in GM_OPS:
         return None
-    for i, x in enumerate(op.operands):
+    # gather_in_ub's first operand is the GM tensor its (static-shaped) param view reads from
+    operands = op.operands[1:] if code == "gather_in_ub" else op.operands
+    for i, x in enumerate(operands):
         for y in (x if isinstance(x, tuple) else (x,)):
             if isinstance(y, (ir.Value, ir.TensorRef)):
                 shape = shape_of(y)

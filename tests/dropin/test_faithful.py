@@ -1,5 +1,6 @@
 """The drop-in behaves as the official pypto and torch_npu do where a script can tell: a device
-move is a copy (an in-place kernel on ``x_cpu.npu()`` leaves ``x_cpu`` alone), only names the
+move is a copy (an in-place kernel on ``x_cpu.npu()`` leaves ``x_cpu`` alone) but a tensor on the NPU
+already is not moved again (``y.npu()`` of ``y = zeros(...).npu()`` is ``y``), only names the
 official pypto has are present (``hasattr`` and ``try: import`` feature detection), and
 ``torch.npu.Event`` times on the CPU clock."""
 
@@ -89,6 +90,60 @@ def test_in_place_kernel_on_a_moved_tensor(tmp_path, npu_dropin, backend):
     module.test_golden_after_the_kernel()
     module.test_cpu_is_a_snapshot()
     assert module.scale_in_place.last_backend == backend
+
+
+ALREADY_ON_NPU = """
+    import torch
+    import torch_npu  # noqa: F401
+
+    import pypto
+
+
+    @pypto.frontend.jit
+    def gate_rows(
+        x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_BF16),
+        gate: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32),
+        y: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_BF16),
+    ):
+        pypto.set_vec_tile_shapes(8, 64)
+        for i in pypto.loop(0, x.shape[0] // 8, 1, name="ROWS", idx_name="i"):
+            xs = pypto.cast(pypto.view(x, [8, 64], [i * 8, 0]), pypto.DT_FP32)
+            g = pypto.sigmoid(pypto.view(gate, [8, 64], [i * 8, 0]))
+            pypto.assemble(pypto.cast(xs * g, pypto.DT_BF16), [i * 8, 0], y)
+
+
+    def golden(x, gate):
+        return (x.float() * torch.sigmoid(gate)).to(torch.bfloat16)
+
+
+    def test_outputs_moved_twice(rows=16):
+        x = torch.randn(rows, 64).to(torch.bfloat16)
+        gate = torch.randn(rows, 64)
+        want = golden(x, gate)
+        y = torch.zeros_like(want).npu()  # on the NPU ...
+        spare = torch.zeros_like(y)  # a *_like of an NPU tensor is on the NPU too
+        inputs = [x.npu(), gate.npu(), y.npu()]  # ... so .npu() is no move: the kernel writes y
+        gate_rows(*inputs)
+        torch.testing.assert_close(y.cpu().float(), want.float(), rtol=1e-2, atol=1e-2)
+        gate_rows(x.npu(), gate.to("npu:0"), spare.to("npu"))
+        torch.testing.assert_close(spare.cpu().float(), want.float(), rtol=1e-2, atol=1e-2)
+        made = torch.zeros(rows, 64, dtype=torch.bfloat16, device="npu:0")
+        gate_rows(x.npu(), gate.npu(), made.npu())
+        torch.testing.assert_close(made.cpu().float(), want.float(), rtol=1e-2, atol=1e-2)
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_tensor_already_on_the_npu_is_not_moved(tmp_path, npu_dropin, backend):
+    dropin.install(backend)
+    module = load(write(tmp_path / "twice.py", ALREADY_ON_NPU), "dropin_already_on_npu")
+    module.test_outputs_moved_twice()
+    x = torch.ones(2, 3)
+    on = x.npu()
+    assert on.npu() is on and on.to("npu:0") is on and on.to("npu", torch.float16) is not on
+    assert on.cpu() is not on and x.npu() is not x and x.npu().npu() is not x  # moves from the CPU copy
+    like, cpu_like = torch.empty_like(on), torch.empty_like(x)
+    assert like.npu() is like and cpu_like.npu() is not cpu_like
 
 
 def test_every_move_copies(npu_dropin):
