@@ -428,6 +428,15 @@ def _npu_launch(line: str) -> str:
     return line
 
 
+def _static_shape(shape):
+    dims = tuple(gm.const(d) for d in shape)
+    return None if None in dims else dims
+
+
+def res_name(op: ir.Op) -> str:
+    return op.results[0] if op.results else "_"
+
+
 def _whole_matrices(g: GVal):
     """For a batch of matrices (``g``'s last two axes) whose valid data is a number of whole
     matrices (all columns valid, the valid rows a multiple of a matrix's rows): that number as an
@@ -447,6 +456,7 @@ class _BlockPlanner:
         self.vext: dict = {}  # value name -> (vr Expr, vc Expr)
         self.nokeep: set = set()  # reductions without keepdim (shape [R], stored per row)
         self.colreduce: set = set()  # reductions over the rows ([R, C] -> [1, C])
+        self.front_valid: dict = {}  # a reduction axis moved to the front: (source valid dims, axis)
         self.done: list = []  # closed segments, launched in order at the end
         self.checks: list = []  # (span, control-program line): region checks, run before the block's kernels
         self.conv_views: dict = {}  # views a conv reads through N-D strides (conv.py NdView)
@@ -566,6 +576,8 @@ class _BlockPlanner:
             return
         if code == "softmax" and self._softmax_across(op):
             return
+        if code in REDUCE and self._inner_reduce(op):
+            return
         if code == "view":
             src = op.operands[0]
             named = isinstance(src, ir.TensorRef)
@@ -637,6 +649,14 @@ class _BlockPlanner:
         span = op.span
         g = self.gval_of(op.operands[0], span)
         dims = tuple(gm.as_expr(d) for d in op.types[0].shape)
+        if op.attr("front"):  # the end of a reduction over an axis moved to the front (``_front``)
+            shape = tuple(gm.const(d) for d in dims)
+            vin, k = self.front_valid[op.attr("front")]
+            valid = vin[:k] + ((gm.C(1),) if len(shape) == len(vin) else ()) + vin[k + 1:]  # keepdim or not
+            g = self._reshaped(GVal(g.buf, g.offset, g.rows, g.cols, g.ld, gm.C(g.rows), gm.C(g.cols), g.dtype, g.shape),
+                               shape, None, span)
+            vr, vc = gm.flat_valid(valid, shape, span)
+            return GVal(g.buf, g.offset, g.rows, g.cols, g.ld, vr, vc, g.dtype, g.shape)
         if any(gm.const(d) is None for d in dims):
             if not gm.contiguous(g) or (g.rows >= 0 and (gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols)):
                 unsupported("a dynamic reshape of a strided or partially valid value", span)
@@ -783,6 +803,7 @@ class _BlockPlanner:
             if key not in HONOURED_ATTRS.get(op.opcode, ()) and value is not None:
                 unsupported(f"op '{op.opcode}' with {key}={value!r}", span)
         shape2 = self._shape2_of_result(op)
+        op = self._broadcast_views(op, shape2)
         for x in op.operands:
             if isinstance(x, ir.Value) and x.name in self.nokeep:
                 unsupported(f"using %{x.name}, a reduction without keepdim, in another op (use keepdim=True)", span)
@@ -842,6 +863,49 @@ class _BlockPlanner:
         if res in self.colreduce:  # complete only after the last tile: to GM, then a new kernel
             seg.single_core = True
             self.materialize(res, span)
+
+    def _broadcast_views(self, op: ir.Op, shape2: tuple) -> ir.Op:
+        """``op`` with each operand broadcast along an axis its 2-D form cannot say ([A, 1, B]
+        against [A, K, B]: neither [R, 1] nor [1, C]) read through a view of the result's shape
+        instead: the operand's rows in one level of stride per leading axis of the result, of
+        stride 0 along a broadcast axis (gm.GVal.outer; each row one DataCopyPad).  Only for
+        operands of the result's rank and last axis, over static shapes."""
+        if op.opcode in REDUCE or op.opcode in ("prod", "expand_clone", "softmax", "cast"):
+            return op
+        shape = _static_shape(op.types[0].shape)
+        if shape is None or len(shape) < 3:
+            return op
+        operands = []
+        for x in op.operands:
+            if not isinstance(x, (ir.Value, ir.TensorRef)):
+                operands.append(x)
+                continue
+            try:
+                xs = _static_shape(self._operand_shape(x, op.span))
+            except EmitError:  # a value only in UB, of an op's own lowering (quant.py): its 2-D form says it
+                xs = None
+            if (xs is None or len(xs) != len(shape) or xs == shape or xs[-1] != shape[-1]
+                    or any(a != b and a != 1 for a, b in zip(xs, shape))
+                    or self._compatible(None, [shape2, gm.flat2(xs)]) is not None):
+                operands.append(x)
+                continue
+            g = self.flat_gval_of(x, op.span)
+            full = gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols
+            vin = tuple(gm.C(d) for d in g.shape) if full else gm.valid_dims(g.vr, g.vc, g.shape)
+            if vin is None or g.rows < 0:
+                unsupported(f"op '{op.opcode}' broadcasting a partially valid {list(xs)} value to {list(shape)}", op.span)
+            valid = tuple(gm.C(d) if a == 1 and d != 1 else v for a, d, v in zip(xs, shape, vin))
+            vr, vc = gm.flat_valid(valid, shape, op.span)
+            levels, stride = [], gm.as_expr(g.ld)
+            for a, d in reversed(tuple(zip(xs[:-1], shape[:-1]))):
+                levels.append((d, gm.C(0) if a == 1 and d != 1 else stride))
+                stride = gm.mul(stride, gm.C(a))
+            rows, cols = gm.flat2(shape)
+            key = f"{self._key(x)}.to{res_name(op)}"
+            self.env[key] = GVal(g.buf, g.offset, rows, cols, g.ld, vr, vc, g.dtype, shape, tuple(reversed(levels)))
+            self._ir_shape[key] = shape
+            operands.append(ir.Value(key))
+        return ir.Op(op.results, op.opcode, tuple(operands), op.attrs, op.types, op.tile, op.cube_tile, op.span)
 
     def _key(self, x) -> str:
         return x.name if isinstance(x, ir.Value) else "@" + x.name
@@ -1006,12 +1070,114 @@ class _BlockPlanner:
         span = op.span
         g = self.flat_gval_of(op.operands[0], span)
         n = len(g.shape)
-        d0, d1 = (d % n for d in (op.attr("dims") or (n - 2, n - 1)))
-        perm = list(range(n))
-        perm[d0], perm[d1] = perm[d1], perm[d0]
+        perm = list(op.attr("perm") or range(n))  # "perm": the emitter's own permutes (axes.py)
+        if op.attr("perm") is None:
+            d0, d1 = (d % n for d in (op.attr("dims") or (n - 2, n - 1)))
+            perm[d0], perm[d1] = perm[d1], perm[d0]
         res = op.results[0]
+        if op.attr("front"):
+            self._front(op, g, tuple(perm))
+            return
         self.env[res] = self._permuted(g, tuple(perm), res in self.P.returned, span, f"%{res} = transpose")
         self._ir_shape[res] = self.env[res].shape
+
+    def _inner_reduce(self, op: ir.Op) -> bool:
+        """A reduction over an inner axis ``k`` of a static N-D value ``[A, K, B]`` that axes.py
+        left to the planner (more than ``MAX_SLICES`` leading slices).  Axis ``k`` fully valid
+        and at most ``MAX_AXIS`` long: the elementwise sum (max, min) of its ``K`` slices, each
+        a strided view ``[A, B]`` of the value (rows ``K*B`` apart, an outer level when ``B``
+        spans several axes), in the column reduction's order (``((0 + x0) + x1) + ...``; fp16
+        and bf16 summed in fp32, rounded once).  Else ``axes.by_permute``.  False: not such a
+        reduction (the kernels' own forms)."""
+        from .axes import MAX_AXIS, by_permute
+
+        span, res = op.span, op.results[0]
+        src = op.operands[0]
+        shape = _static_shape(self._operand_shape(src, span)) if isinstance(src, (ir.Value, ir.TensorRef)) else None
+        dim = op.attr("dim")
+        dim = dim[0] if isinstance(dim, tuple) and len(dim) == 1 else dim
+        if shape is None or not isinstance(dim, int) or len(shape) < 3 or len(op.results) != 1:
+            return False
+        n, k = len(shape), dim % len(shape)
+        if k == n - 1 or shape[k] == 1:
+            return False
+        dt = op.types[0].dtype
+        g = self.flat_gval_of(src, span)
+        full = gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols
+        vin = tuple(gm.C(d) for d in g.shape) if full else gm.valid_dims(g.vr, g.vc, g.shape)
+        kk = shape[k]
+        if vin is None or gm.const(vin[k]) != kk or kk > MAX_AXIS or g.rows < 0:
+            for step in by_permute(op, src, shape, k, dt):
+                for r, t in zip(step.results, step.types):
+                    self._ir_shape.setdefault(r, _static_shape(t.shape))
+                self.op(step)
+            return True
+        a, m = math.prod(shape[:k]), math.prod(shape[k + 1:n - 1])  # rows before and after the axis
+        ld = gm.as_expr(g.ld)
+        step = gm.mul(ld, gm.C(m))  # one index of the axis
+        sshape = shape[:k] + shape[k + 1:]
+        rows, cols = gm.flat2(sshape)
+        svalid = vin[:k] + vin[k + 1:]
+        vr, vc = gm.flat_valid(svalid, sshape, span)
+        tile = tuple(t for j, t in enumerate(op.tile) if j != k) if op.tile is not None and len(op.tile) == n else op.tile
+        wide = dt in ("fp16", "bf16") and op.opcode == "sum"
+        acc_dt = "fp32" if wide else dt
+
+        def typed(dtype):
+            return ir.TensorType(tuple(ir.Const(d) for d in sshape), dtype)
+
+        def emit(name, opcode, operands, typ, attrs=()):
+            self._ir_shape[name] = _static_shape(typ[0].shape)
+            self.op(ir.Op((name,), opcode, operands, attrs, typ, tile, None, span))
+            return ir.Value(name)
+
+        acc = None
+        for j in range(kk):
+            key = f"{res}.k{j}"
+            off = gm.add(g.offset, gm.mul(step, gm.C(j)))
+            if m == 1 or a == 1:  # rows uniformly strided: K*ld apart (m == 1) or ld apart (a == 1)
+                sld = gm.mul(step, gm.C(kk)) if m == 1 else ld
+                sld = gm.const(sld) if gm.const(sld) is not None else sld
+                sg = GVal(g.buf, off, rows, cols, sld, vr, vc, g.dtype, sshape)
+            else:  # m rows ld apart, a times K*m*ld apart
+                sg = GVal(g.buf, off, rows, cols, g.ld, vr, vc, g.dtype, sshape, ((a, gm.mul(step, gm.C(kk))),))
+            self.env[key] = sg
+            self._ir_shape[key] = sshape
+            x = ir.Value(key)
+            if wide:
+                x = emit(f"{res}.w{j}", "cast", (x,), (typed("fp32"),), (("dtype", "fp32"),))
+            last = j == kk - 1 and not wide
+            name, typ = (res, op.types) if last else (f"{res}.a{j}", (typed(acc_dt),))
+            if acc is None:
+                acc = emit(name, "add", (x, ir.Const(0.0)), typ) if op.opcode == "sum" else x
+            else:
+                acc = emit(name, {"sum": "add", "amax": "maximum", "amin": "minimum"}[op.opcode], (acc, x), typ)
+        if wide:
+            emit(res, "cast", (acc,), op.types, (("dtype", dt),))
+        return True
+
+    def _front(self, op: ir.Op, g: GVal, perm: tuple):
+        """A reduction's axis ``perm[0]`` moved to the front (axes.py): the permuted value seen as
+        ``[K, rest]`` whose valid rows are the axis's valid extent and whose columns are all of
+        them.  The whole block is permuted, its invalid elements too (the column reduction keeps
+        each column apart: they land in the result's invalid elements only), so it must lie in
+        memory of its full shape (a workspace or a ``pypto.tensor``; a parameter only when fully
+        valid).  The result's valid extent: the other axes' (``self.front_valid``: the source's and the axis,
+        for the reshape that ends the reduction)."""
+        span, res = op.span, op.results[0]
+        if g.rows < 0:
+            unsupported(f"'{op.attr('perm')}' reduction of a dynamically shaped value", span)
+        full = gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols
+        vin = tuple(gm.C(d) for d in g.shape) if full else gm.valid_dims(g.vr, g.vc, g.shape)
+        if vin is None or (not full and g.buf.kind == "param"):
+            unsupported(f"a reduction over axis {perm[0]} of a partially valid value of shape {list(g.shape)} "
+                        f"(valid {g.vr} x {g.vc} of its 2-D form)", span)
+        whole = GVal(g.buf, g.offset, g.rows, g.cols, g.ld, gm.C(g.rows), gm.C(g.cols), g.dtype, g.shape, g.outer)
+        go = self._permuted(whole, perm, False, span, f"%{res} = reduction axis {perm[0]} to the front")
+        kk, rest = (gm.const(d) for d in op.types[0].shape)
+        self.env[res] = GVal(go.buf, go.offset, kk, rest, rest, vin[perm[0]], gm.C(rest), g.dtype, (kk, rest))
+        self._ir_shape[res] = (kk, rest)
+        self.front_valid[res] = (vin, perm[0])
 
     def _transposed(self, g: GVal, returned: bool, span, what: str) -> GVal:
         """Launch a transpose of ``g``'s last two axes into a new GM buffer; return it."""

@@ -6,7 +6,14 @@ a block is planned, into those: the value seen as ``[A*K, B]`` (``A = prod(S[:k]
 S[k]``, ``B = prod(S[k+1:])``, a reshape: no data moves), each of the ``A`` slices of ``K``
 rows reduced over its rows, the ``A`` results concatenated and reshaped to the result's shape
 (with or without ``keepdim``: the same data).  ``A`` column reductions are ``A`` kernel
-launches, so ``A`` is bounded (``MAX_SLICES``); past it the reduction stays refused.
+launches, so ``A`` is bounded (``MAX_SLICES``).  Past it (a tile of 256 tokens reduced over
+its 4 heads) the planner reduces it (ascendc.py ``_inner_reduce``): when the axis is fully valid
+and short (``MAX_AXIS``), as the elementwise sum (max, min) of its ``K`` slices, each a strided
+view of the value ``[A, B]`` (no data moves, one vector kernel); else moved to the front
+(``by_permute``): one permute kernel (layout.py) writes the value as ``[K, A*B]`` (axes ``k,
+0, .., k-1, k+1, ..``: the other axes keep their order), one column reduction of ``K`` rows
+gives ``[1, A*B]``, the result's shape by a reshape.  Both add the same rows in the same
+order as the column reductions do (``((0 + x0) + x1) + ...``).
 """
 
 from __future__ import annotations
@@ -16,7 +23,8 @@ import math
 from .. import ir
 
 REDUCTIONS = ("sum", "amax", "amin")
-MAX_SLICES = 64
+MAX_SLICES = 8  # a concat of the slices reads one VECIN queue buffer each (at most 8)
+MAX_AXIS = 64  # slices of a reduced axis added in the planner (ascendc.py ``_inner_reduce``)
 
 
 def split_axis_reductions(ops: tuple, named: dict) -> tuple:
@@ -54,9 +62,9 @@ def _rewrite(op: ir.Op, shapes: dict) -> list:
     if k == n - 1 or (n == 2 and k == 0 and op.attr("keepdim")):
         return [op]  # the kernels' own forms
     a, kk, b = math.prod(shape[:k]), shape[k], math.prod(shape[k + 1:])
-    if a > MAX_SLICES:
-        return [op]
     res, dtype = op.results[0], op.types[0].dtype
+    if a > MAX_SLICES and kk > 1:
+        return [op]  # the planner's (ascendc.py ``_inner_reduce``: slices of the axis, or ``by_permute``)
 
     def t(*dims):
         return ir.TensorType(tuple(ir.Const(d) for d in dims), dtype)
@@ -89,3 +97,32 @@ def _rewrite(op: ir.Op, shapes: dict) -> list:
     ops.append(ir.Op((res,), "reshape", (ir.Value(joined),), (("shape", _static(op.types[0].shape)),), op.types,
                      op.tile, None, op.span))
     return ops
+
+
+PERMUTE_DTYPES = ("fp32", "fp16", "bf16", "int16", "int32")  # the permute kernel's (layout.py)
+COL_TILE = 2048  # columns of a column-reduction tile over the permuted value
+
+
+def by_permute(op: ir.Op, src, shape: tuple, k: int, dtype: str) -> list:
+    """The reduction over axis ``k`` as a permute of ``k`` to the front and a column reduction
+    (module docstring); the op as it was when the permute kernel does not take its dtype."""
+    if dtype not in PERMUTE_DTYPES:
+        return [op]
+    res, n = op.results[0], len(shape)
+    perm = (k,) + tuple(j for j in range(n) if j != k)
+    kk, rest = shape[k], math.prod(shape) // shape[k]
+
+    def t(*dims):
+        return ir.TensorType(tuple(ir.Const(d) for d in dims), dtype)
+
+    def new(name, opcode, operands, attrs, typ, tile):
+        return ir.Op((name,), opcode, operands, tuple(sorted(attrs.items())), (typ,), tile, None, op.span)
+
+    tile = (min(kk, 8), min(rest, COL_TILE))
+    front, rows = f"{res}_front", f"{res}_r"
+    return [  # "front": the emitter's permute of axis k to the front, seen as [K, A*B] (ascendc.py)
+        new(front, "transpose", (src,), {"perm": perm, "front": True}, t(kk, rest), op.tile),
+        new(rows, op.opcode, (ir.Value(front),), {"dim": 0, "keepdim": True}, t(1, rest), tile),
+        ir.Op((res,), "reshape", (ir.Value(rows),), (("front", front), ("shape", _static(op.types[0].shape))),
+              op.types, op.tile, None, op.span),
+    ]

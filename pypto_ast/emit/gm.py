@@ -131,6 +131,33 @@ def mul(a, b):
     return ir.BinExpr("*", a, b)
 
 
+def _terms(e, op: str) -> list:
+    return _terms(e.a, op) + _terms(e.b, op) if isinstance(e, ir.BinExpr) and e.op == op else [e]
+
+
+def _fold(a, b, op: str, pick):
+    """``op`` ("min" or "max") of ``a`` and ``b``; when either is itself such an ``op``, over the
+    flattened terms of both, each term once and the constants folded into one (where the first
+    was): a chain of valid extents (each op the min of its operands') stays as long as its
+    distinct terms instead of doubling per op."""
+    nested = any(isinstance(x, ir.BinExpr) and x.op == op for x in (a, b))
+    if not nested:
+        return ir.BinExpr(op, a, b)
+    terms, at, consts = [], None, []
+    for t in _terms(a, op) + _terms(b, op):
+        if const(t) is not None:
+            consts.append(const(t))
+            at = len(terms) if at is None else at
+        elif t not in terms:
+            terms.append(t)
+    if consts:
+        terms.insert(at, C(pick(consts)))
+    out = terms[0]
+    for t in terms[1:]:
+        out = ir.BinExpr(op, out, t)
+    return out
+
+
 def emin(a, b):
     a, b = as_expr(a), as_expr(b)
     if a == b:
@@ -138,7 +165,7 @@ def emin(a, b):
     ca, cb = const(a), const(b)
     if ca is not None and cb is not None:
         return C(min(ca, cb))
-    return ir.BinExpr("min", a, b)
+    return _fold(a, b, "min", min)
 
 
 def emax(a, b):
@@ -148,7 +175,7 @@ def emax(a, b):
     ca, cb = const(a), const(b)
     if ca is not None and cb is not None:
         return C(max(ca, cb))
-    return ir.BinExpr("max", a, b)
+    return _fold(a, b, "max", max)
 
 
 def static_dims(shape, span, what) -> tuple:

@@ -980,6 +980,14 @@ class SegmentEmitter(IntegerOps):
                 self._vs_sync(out)
                 self._rows(out, [f"AscendC::Duplicate({dst}[r * {self.cpad}], {self._scalar_of(src)}, {self.cpad});{cm}"],
                            f"{self.tr}u")
+            elif rk == "R" and sk == "S":  # a scalar to a column: each row's value (one 32-byte block per row)
+                rs = self.stride("R", dt)
+                self._vs_sync(out)
+                self._rows(out, [f"AscendC::Duplicate({dst}[r * {rs}], {self._scalar_of(src)}, {rs});{cm}"],
+                           f"{self.tr}u")
+            elif rk == "C" and sk == "S":  # a scalar to a row
+                self._vs_sync(out)
+                out.append(f"        AscendC::Duplicate({dst}, {self._scalar_of(src)}, {self.cpad});{cm}")
             else:
                 unsupported(f"expand_clone from a {sk} value to a {rk} value", span)
             return out
