@@ -219,8 +219,9 @@ LOWERED_INTO = {
 (each of those in EMITTED or GAPS)."""
 
 GAPS = {
-    name: "pypto-ast's Ascend C emitter does not support it yet (PTO109)"
+    name: "pypto-ast's Ascend C emitter does not support it yet (PTO109); the interpreter runs it"
     for name in (
+        "experimental.gather_in_ub", "experimental.gather.gather_in_ub",  # block-table row gather (issue 18)
     )
 }
 """Ops the front end lowers that the emitter stops at, with the reason."""
