@@ -262,6 +262,18 @@ class _HostIndex:
             stmt = self.up[stmt]
         return stmt
 
+    def _lifted_over_ifs(self, stmt, owner):
+        """The statement out of with/try bodies, and out of each ``if`` whose other arm sets the
+        device too (then the whole if does)."""
+        stmt = self._lifted(stmt)
+        while isinstance(self.up.get(stmt), ast.If):
+            branch = self.up[stmt]
+            other = branch.orelse if stmt in branch.body else branch.body
+            if not other or not self._arm_sets(other, owner):
+                break
+            stmt = self._lifted(branch)
+        return stmt
+
     def _arm_sets(self, arm: list, owner) -> bool:
         """Whether a set_device runs on every path through the statements ``arm`` (at its top
         level, out of with/try bodies, or in both arms of an if there)."""
@@ -282,13 +294,7 @@ class _HostIndex:
         """Whether the statement of ``first`` runs on every path to ``then``, before it (same function):
         its statement -- lifted out of ``with`` and ``try`` bodies, which always run -- is an earlier
         sibling of a statement that holds ``then``."""
-        stmt = self._lifted(self.statement_of(first))
-        while isinstance(self.up.get(stmt), ast.If):
-            branch = self.up[stmt]
-            other = branch.orelse if stmt in branch.body else branch.body
-            if not other or not self._arm_sets(other, self.owner_of(first)):
-                break
-            stmt = self._lifted(branch)  # both arms set the device: the whole if does
+        stmt = self._lifted_over_ifs(self.statement_of(first), self.owner_of(first))
         holder = self.up.get(stmt)
         block = next((b for b in (getattr(holder, f, None) for f in ("body", "orelse", "finalbody"))
                       if isinstance(b, list) and stmt in b), None)
@@ -307,13 +313,7 @@ class _HostIndex:
         stop = next((i for i, st in enumerate(body) if isinstance(st, ast.Expr) and
                      isinstance(st.value, (ast.Yield, ast.YieldFrom))), len(body))
         for call in self.set_devices.get(function, ()):
-            stmt = self._lifted(self.statement_of(call))
-            while stmt not in body and isinstance(self.up.get(stmt), ast.If):
-                branch = self.up[stmt]
-                other = branch.orelse if stmt in branch.body else branch.body
-                if not other or not self._arm_sets(other, function):
-                    break
-                stmt = self._lifted(branch)
+            stmt = self._lifted_over_ifs(self.statement_of(call), function)
             if stmt in body and body.index(stmt) < stop:
                 return True
         return False
