@@ -1726,7 +1726,7 @@ class Evaluator:
         fact.read_ids = frozenset(live[0].reads) if live else frozenset()
         fact.shape_read_ids = shape_reads
         fact.offset_read_ids = _reads_in(offsets)
-        direct_ids = _direct_indices_in(offsets)  # loop indices not reached through a tensor read
+        direct_ids = _indices_in(offsets, direct=True)  # loop indices not reached through a tensor read
         loop = self.loop
         while loop is not None:
             if id(loop) in direct_ids:
@@ -2722,28 +2722,17 @@ def _is_rounded_up(value) -> bool:
     return False
 
 
-def _direct_indices_in(value) -> frozenset:
-    """The loop indices of offsets computed from loop indices alone (``j * 16``), not through a
-    value read from a tensor (``table[b, j] * 16``)."""
+def _indices_in(value, direct: bool = False) -> frozenset:
+    """The loop indices ``value`` uses; ``direct``: only those not reached through a value read
+    from a tensor (``j * 16``, not ``table[b, j] * 16``)."""
     if isinstance(value, Sym):
-        return frozenset() if "tensor_read" in value.kinds else value.indices
-    if isinstance(value, (list, tuple)):
-        out = frozenset()
-        for item in value:
-            out |= _direct_indices_in(item)
-        return out
-    return frozenset()
-
-
-def _indices_in(value) -> frozenset:
-    if isinstance(value, Sym):
-        return value.indices
+        return frozenset() if direct and "tensor_read" in value.kinds else value.indices
     if isinstance(value, slice):
-        return _indices_in(value.start) | _indices_in(value.stop)
+        return _indices_in(value.start, direct) | _indices_in(value.stop, direct)
     if isinstance(value, (list, tuple)):
         out = frozenset()
         for item in value:
-            out |= _indices_in(item)
+            out |= _indices_in(item, direct)
         return out
     return frozenset()
 
