@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 from .. import ir
 from ..diagnostics import format_count
-from . import api, ops, pyvalues, torchhost
+from . import api, callcheck, ops, pyvalues, torchhost
 from .builder import Builder, _traces
 from .errors import FrontendError
 from .facts import (
@@ -870,6 +870,8 @@ class Evaluator:
         if isinstance(func, ApiRef):
             q = func.qualname
             if q.startswith("pypto."):
+                if self.check_signature(q, node):
+                    return UNKNOWN
                 return self.pypto_call(node, q[len("pypto."):], args, kwargs)
             if q.startswith("builtins."):
                 return self.builtin_call(node, q[len("builtins."):], args, kwargs)
@@ -1062,6 +1064,8 @@ class Evaluator:
         if isinstance(obj, TorchSpec):
             return torchhost.method(obj, name, list(args), kwargs)
         if not isinstance(obj, Tensor):
+            return UNKNOWN
+        if self.check_signature(f"pypto.Tensor.{name}", node, receiver=True):
             return UNKNOWN
         if name == "move":
             if args and isinstance(args[0], Tensor):
@@ -1431,6 +1435,23 @@ class Evaluator:
         if kind and not self.building and self.recording and self.kernel is not None and self.in_kernel():
             self.kernel.op_errors.append((kind, str(exc), node if node is not None else self.node))
         return self.problem("PTO106", str(exc), node)
+
+    def check_signature(self, qualname: str, node, receiver: bool = False) -> bool:
+        """A call pypto's Python signature rejects (TypeError at trace time) is refused, not modelled
+        without its stray argument: PTO106 when every release rejects it, and for the linter a
+        PTO027 finding per release (``call@0.2.0``, ``call@head``) that ``--target`` picks.
+        True when every release rejects it: the call has no value to model."""
+        found = callcheck.rejections(qualname, node, receiver)
+        if not found:
+            return False
+        everywhere = callcheck.rejected_everywhere(qualname, found)
+        if self.building:
+            if everywhere:
+                self.problem("PTO106", found.get("0.2.0") or found["head"], node)
+            return False
+        for version, message in found.items():
+            self.lint_refusal(f"call@{version}", message, node)
+        return everywhere
 
     def lint_refusal(self, kind: str, message: str, node=None) -> None:
         """A lint-only kernel fact where the transpiler goes on (an assemble past its target)."""

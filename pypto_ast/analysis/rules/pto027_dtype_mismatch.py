@@ -14,6 +14,7 @@ _HELP = {
     "shape": "write a value of the output's shape (or assemble a part at its offsets: `out.assemble(v, [...])`)",
     "element-dtype": "element reads `x[i, j]` need a DT_INT32 tensor: keep indices and lengths in an int32 tensor",
     "step": "slice with step 1 (take a contiguous view; gather or reshape for strided data)",
+    "call": "match the call to the signature shown (the parameter names of the release you --target)",
     "signature": "pass the shape as a list, e.g. `pypto.tensor([1], pypto.DT_FP32)`, or make a constant with "
                  "`pypto.full([1], value, dtype)`",
 }
@@ -34,7 +35,13 @@ class DtypeMismatch(Rule):
       `AssertionError: tensor dtype must be DT_INT32.`);
     - a slice with a step other than 1 (``x[0:32:2, :]``: `ValueError: step must be 1 or None`);
     - a call pypto's signature rejects: ``pypto.tensor(127.0, pypto.DT_FP32)`` passes a number
-      where the shape goes, and ``Tensor.__init__`` iterates it (TypeError).
+      where the shape goes, and ``Tensor.__init__`` iterates it (TypeError);
+    - a call that does not bind to the signature of the ``--target`` release (a misspelt keyword
+      such as ``keepdims=`` or ``validshape=``, a positional argument too many, a required one
+      missing): pypto's ops are Python functions and raise TypeError at trace time, where
+      pypto-ast would otherwise drop the stray argument and model another computation.
+      ``pypto.add(a, b, alpha=2.0)`` binds in 0.2.0 but not in the repository's later version,
+      which has no ``alpha``.
 
     Where pypto converts legitimately it is silent: a Python scalar operand takes the tensor's
     dtype (``x_fp16 * 0.5``), comparisons and ``logical_and`` accept mixed dtypes (BOOL result),
@@ -96,6 +103,15 @@ class DtypeMismatch(Rule):
         _HEAD + "def k(a: pypto.Tensor(), b: pypto.Tensor(), out: pypto.Tensor()):\n"
         "    pypto.set_vec_tile_shapes(32, 64)\n"
         "    out[:] = a + b\n",
+        # a call that binds: keyword spelled as pypto spells it, a spread of keywords
+        _HEAD + f"def k(a: {_F32}, out: pypto.Tensor((64, 1), pypto.DT_FP32)):\n"
+        "    pypto.set_vec_tile_shapes(32, 64)\n"
+        "    opts = {'keepdim': True}\n"
+        "    out[:] = pypto.sum(a, -1, **opts) + pypto.sum(a, dim=-1, keepdim=True)\n",
+        # 0.2.0's add takes alpha (the default --target)
+        _HEAD + f"def k(a: {_F32}, b: {_F32}, out: {_F32}):\n"
+        "    pypto.set_vec_tile_shapes(32, 64)\n"
+        "    out[:] = pypto.add(a, b, alpha=2.0)\n",
         # a part assembled at an offset (a smaller value is not a whole write)
         _HEAD + f"def k(a: pypto.Tensor((32, 64), pypto.DT_FP32), out: {_F32}):\n"
         "    pypto.set_vec_tile_shapes(32, 64)\n"
@@ -149,12 +165,28 @@ class DtypeMismatch(Rule):
              "    pypto.set_vec_tile_shapes(32, 64)\n"
              "    bias = pypto.tensor(127.0, pypto.DT_FP32)\n"
              "    out[:] = a + 1.0\n", line=6, col=12),
+        # a misspelt keyword of a reduction (keepdims for keepdim)
+        Case(_HEAD + f"def k(a: {_F32}, out: pypto.Tensor((64, 1), pypto.DT_FP32)):\n"
+             "    pypto.set_vec_tile_shapes(32, 64)\n"
+             "    out[:] = pypto.sum(a, -1, keepdims=True)\n", line=6, col=14),
+        # a misspelt keyword of a tensor method
+        Case(_HEAD + f"def k(a: {_F32}, out: pypto.Tensor((32, 64), pypto.DT_FP32)):\n"
+             "    pypto.set_vec_tile_shapes(32, 64)\n"
+             "    out[:] = a.view([32, 64], [0, 0], validshape=[32, 64]) + 1.0\n", line=6, col=14),
+        # an argument only 0.2.0's add takes, linted for the later release
+        Case(_HEAD + f"def k(a: {_F32}, b: {_F32}, out: {_F32}):\n"
+             "    pypto.set_vec_tile_shapes(32, 64)\n"
+             "    out[:] = pypto.add(a, b, alpha=2.0)\n", line=6, col=14, settings={"target": "head"}),
     ]
 
     def check(self, ctx: LintContext):
         seen = set()
+        target = ctx.settings.target
         for kernel in ctx.model.kernels:
             for kind, message, node in kernel.op_errors:
+                kind, _, version = kind.partition("@")
+                if version and version != target:
+                    continue  # a call only the other release's signature rejects
                 if kind not in _HELP or node is None or not in_file(ctx, node):
                     continue
                 key = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0), message)
