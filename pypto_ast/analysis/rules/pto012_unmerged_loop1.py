@@ -51,9 +51,10 @@ class UnmergedLoop1(Rule):
     comment after it, move with them. It is only offered when the merge keeps meaning: both
     loops are plain ``loop(1)`` (no ``unroll_list``, no ``submit_before_loop`` barrier),
     neither holds an in-place ``reshape`` (which the docs ask to keep in a loop(1) of its
-    own), the removed loop's index is not used, and neither region sets a tile shape (a
-    setting made inside a loop stays in that loop, so merging would change the tiles the
-    other body runs with). Like every safe fix it is applied only when the kernel, lowered
+    own), the removed loop's index is not used, and merging changes no op's tiles (a setting
+    made inside a loop stays in that loop: two regions that each set a vector tile shape are
+    kept apart, while a matmul region that sets cube tiles followed by a vector region that
+    sets its own vector tiles is reported). Like every safe fix it is applied only when the kernel, lowered
     before and after, runs the same ops with the same tiles (transforms/proof.py);
     otherwise it is reported as unsafe.
 
@@ -151,8 +152,8 @@ class UnmergedLoop1(Rule):
                         continue
                     if _uses_targets(stmt, exclude=set(a.targets)):
                         continue
-                    if _sets_tiles(kernel, a) or _sets_tiles(kernel, b):
-                        continue  # tile shapes are scoped to their loop: merging changes what the other body sees
+                    if _tiles_leak(kernel, a, b):
+                        continue  # tile shapes are scoped to their loop: merging changes what the second body sees
                     edit, loses_comment = None, False
                     if prev.lineno not in changed:
                         edit, loses_comment = merge_into_previous(ctx.source.text, prev.lineno, stmt.lineno)
@@ -204,6 +205,28 @@ def _sets_tiles(kernel, loop) -> bool:
         inside.add(id(current))
         todo.extend(child for child in kernel.loops if child.parent is current)
     return any(id(t.loop) in inside for t in kernel.tile_sets)
+
+
+def _inside(kernel, loop) -> set:
+    """ids of ``loop`` and every loop nested in it."""
+    inside, todo = set(), [loop]
+    while todo:
+        current = todo.pop()
+        inside.add(id(current))
+        todo.extend(child for child in kernel.loops if child.parent is current)
+    return inside
+
+
+def _tiles_leak(kernel, first, second) -> bool:
+    """Whether the two regions share a kind of tile (vector, cube) that one of them sets: then the
+    setting is scoped on purpose (the official tests' multi-scope form) and merging would put it in
+    force over the other region's ops.  A matmul region that sets cube tiles next to a vector region
+    that sets vector tiles shares nothing, and merging them changes no op's tiles."""
+    regions = (_inside(kernel, first), _inside(kernel, second))
+    sets = [{t.kind for t in kernel.tile_sets if id(t.loop) in region} for region in regions]
+    uses = [{"vec" if op.vector else "cube" for op in kernel.ops if op.loop is not None and id(op.loop) in region}
+            for region in regions]
+    return bool(sets[0] & uses[1]) or bool(sets[1] & uses[0])
 
 
 def _bodies(node):
