@@ -135,6 +135,14 @@ class ViewNeedsValidShape(Rule):
         "        pypto.assemble(seg * 2.0, [0, start, 0], out)\n",
         # a helper never called from a kernel is not checked
         "import pypto\n\ndef unused(inp, lens, b):\n    cur = lens[b]\n    return pypto.view(inp, [1, 64, 64], [b, 0, 0])\n",
+        # the length bounds a rounded-up inner loop through a name: the outer view at the same
+        # index covers a whole row of its own tensor (the inner views' tail is the finding)
+        _HEAD + "        n_tok = act_seqs[b]\n"
+        "        n_blk = (n_tok + 15) // 16\n"
+        "        row = pypto.view(inp, [1, 1, H], [b, 0, 0])\n"
+        "        for j in pypto.loop(n_blk, name='blk', idx_name='j'):\n"
+        "            blk = pypto.view(inp, [1, 16, H], [b, j * 16, 0], valid_shape=[1, pypto.min(16, n_tok - j * 16), H])\n"
+        "            pypto.assemble(blk + row, [b, j * 16, 0], out)\n",
     ]
     INVALID = [
         # p5: the read length is never applied
@@ -225,6 +233,16 @@ class ViewNeedsValidShape(Rule):
             "        n_valid = lens[b]\n"
             "        pypto.assemble(block(inp, b) + 1.0, [b, 0, 0], out)\n",
             line=5, col=12,
+        ),
+        # the same through a named block count, without the tail's valid shape
+        Case(
+            _HEAD + "        n_tok = act_seqs[b]\n"
+            "        n_blk = (n_tok + 15) // 16\n"
+            "        row = pypto.view(inp, [1, 1, H], [b, 0, 0])\n"
+            "        for j in pypto.loop(n_blk, name='blk', idx_name='j'):\n"
+            "            blk = pypto.view(inp, [1, 16, H], [b, j * 16, 0])\n"
+            "            pypto.assemble(blk + row, [b, j * 16, 0], out)\n",
+            line=14, col=19,
         ),
     ]
 

@@ -131,6 +131,28 @@ class UnmergedLoop1(Rule):
             line=9,
             fixed=_SIG + "    for _ in pypto.loop(1):\n        c[:] = a + b\n        # stage 2\n        c[:] = c * 2.0\n",
         ),
+        # a matmul region with its cube tiles, then a vector region with its own vector tiles:
+        # no tile kind is shared, merging changes no op's tiles
+        Case(
+            "import pypto\n\n@pypto.frontend.jit\n"
+            "def k(x: pypto.Tensor((64, 64), pypto.DT_FP16), w: pypto.Tensor((64, 64), pypto.DT_FP16),\n"
+            "      out: pypto.Tensor((64, 64), pypto.DT_FP32)):\n"
+            "    for _ in pypto.loop(1, name='proj'):\n"
+            "        pypto.set_cube_tile_shapes([64, 64], [64, 64], [64, 64])\n"
+            "        h = pypto.matmul(x, w, pypto.DT_FP32)\n"
+            "    for _ in pypto.loop(1, name='act'):\n"
+            "        pypto.set_vec_tile_shapes(32, 64)\n"
+            "        out[:] = pypto.sigmoid(h)\n",
+            line=9, col=5,
+            fixed="import pypto\n\n@pypto.frontend.jit\n"
+            "def k(x: pypto.Tensor((64, 64), pypto.DT_FP16), w: pypto.Tensor((64, 64), pypto.DT_FP16),\n"
+            "      out: pypto.Tensor((64, 64), pypto.DT_FP32)):\n"
+            "    for _ in pypto.loop(1, name='proj'):\n"
+            "        pypto.set_cube_tile_shapes([64, 64], [64, 64], [64, 64])\n"
+            "        h = pypto.matmul(x, w, pypto.DT_FP32)\n"
+            "        pypto.set_vec_tile_shapes(32, 64)\n"
+            "        out[:] = pypto.sigmoid(h)\n",
+        ),
     ]
 
     def check(self, ctx: LintContext):
