@@ -69,6 +69,9 @@ class UnsupportedConstruct(Rule):
     ``try`` under an ``if`` whose build-time test is false is still reported: the statement is
     not kernel code pypto can ever run.
 
+    An arm of an ``if`` whose test is known at build time (a module-level flag) and false is not
+    parsed by pypto, so it is not checked either.
+
     ## Why is this bad?
     pypto's parser (0.2.0 and hicann/pypto@883e7df alike) has a visitor for assignments,
     expression statements, ``if``, ``for``, ``del``, ``assert``, ``pass`` and ``def`` only: any
@@ -108,6 +111,9 @@ class UnsupportedConstruct(Rule):
     name = "unsupported-construct"
     summary = "while/with/try/break/continue and other Python pypto rejects in a kernel"
     VALID = [
+        # an arm pypto's parser never visits: the test is a build-time False (a module flag)
+        "import pypto\n\nDEBUG = False\n\n@pypto.frontend.jit\ndef k" + _SIG + "    pypto.set_vec_tile_shapes(16, 16)\n"
+        "    if DEBUG:\n        i = 0\n        while i < 2:\n            i += 1\n    else:\n        c[:] = a + 1.0\n",
         # a static Python for with an if; del, assert, pass
         _JIT + "    for r in range(2):\n        if r == 0:\n            c[:] = a + 1.0\n        else:\n"
         "            c[:] = c * 2.0\n    assert a.shape[0] == 32\n    t = a + 1.0\n    del t\n    pass\n",
@@ -141,6 +147,10 @@ class UnsupportedConstruct(Rule):
     ]
     INVALID = [
         Case(_JIT + "    i = 0\n    while i < 2:\n        c[:] = c + a\n        i += 1\n", line=7, col=5),
+        # the arm a build-time True test takes is parsed
+        Case("import pypto\n\nDEBUG = True\n\n@pypto.frontend.jit\ndef k" + _SIG + "    pypto.set_vec_tile_shapes(16, 16)\n"
+             "    if DEBUG:\n        try:\n            c[:] = a + 1.0\n        except RuntimeError:\n            pass\n",
+             line=9, col=9),
         Case(_JIT + "    for i in pypto.loop(4, name='L', idx_name='i'):\n        c[:] = a + 1.0\n        break\n",
              line=8, col=9),
         Case(_JIT + "    try:\n        c[:] = a + 1.0\n    except RuntimeError:\n        pass\n", line=6, col=5),
@@ -189,7 +199,7 @@ class UnsupportedConstruct(Rule):
             qual = scope.decorator_qualname(node)
             if qual not in parsed or qual != "pypto_ast.jit" and not _parsed_by_ast_parser(ctx, node, qual):
                 continue
-            for stmt in _statements(node.body):
+            for stmt in _statements(node.body, _build_time_test(scope, node)):
                 if id(stmt) in seen:
                     continue
                 seen.add(id(stmt))
@@ -258,13 +268,19 @@ def _parsed_by_ast_parser(ctx, node, qual) -> bool:
     return qual != "pypto.frontend.function" and old_parser(ctx, node)
 
 
-def _statements(stmts):
-    """Statements of a kernel body at any depth, not those of functions or classes defined in it."""
+def _statements(stmts, static_test=None):
+    """Statements of a kernel body at any depth, not those of functions or classes defined in it.
+    ``static_test(if_node)`` -> True/False for a test known at build time: pypto's parser visits
+    only the taken arm of such an ``if``, so the other is not walked."""
     stack = list(reversed(stmts))
     while stack:
         stmt = stack.pop()
         yield stmt
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        taken = static_test(stmt) if static_test is not None and isinstance(stmt, ast.If) else None
+        if taken is not None:
+            stack.extend(reversed(stmt.body if taken else stmt.orelse))
             continue
         children = [c for c in ast.iter_child_nodes(stmt) if isinstance(c, ast.stmt)]
         for handler in getattr(stmt, "handlers", ()):
@@ -272,6 +288,22 @@ def _statements(stmts):
         for case in getattr(stmt, "cases", ()):
             children.extend(case.body)
         stack.extend(reversed(children))
+
+
+def _build_time_test(scope, func):
+    """A test of module-level names only (``if DEBUG:``), none of them bound in the kernel, read as
+    pypto's parser reads it at build time: its bool, or None when not known."""
+    bound = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)}
+    bound |= {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+
+    def taken(stmt):
+        names = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)}
+        if names & bound:
+            return None
+        value = scope.evaluate(stmt.test)
+        return value if isinstance(value, bool) else (bool(value) if isinstance(value, int) else None)
+
+    return taken
 
 
 def _comprehensions(stmts):
