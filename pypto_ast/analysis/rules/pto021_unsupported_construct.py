@@ -65,12 +65,9 @@ class UnsupportedConstruct(Rule):
     ``new_ir=True``, a new front end (``pil_parser.py``) that reads ``while``, ``with``,
     ``try`` and comprehensions, so only kernels declared with ``new_ir=False`` (the AST parser of
     0.2.0) are checked, and ``frontend.function`` helpers (parsed by their caller's front end) are
-    not. A ``while`` or
-    ``try`` under an ``if`` whose build-time test is false is still reported: the statement is
-    not kernel code pypto can ever run.
-
-    An arm of an ``if`` whose test is known at build time (a module-level flag) and false is not
-    parsed by pypto, so it is not checked either.
+    not. The arm an ``if`` with a build-time test (``if DEBUG:`` on a module-level flag) does not
+    take is not checked: pypto's parser visits only the taken arm of a bool test, so a ``while``
+    there is never refused.
 
     ## Why is this bad?
     pypto's parser (0.2.0 and hicann/pypto@883e7df alike) has a visitor for assignments,
