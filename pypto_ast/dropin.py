@@ -35,7 +35,8 @@ what it would see with the official package.  A kernel pypto-ast cannot lower or
 functions (``torch.randn(..., device="npu:0")``, ``torch.empty``, ``torch.tensor``...),
 ``Tensor.to("npu")``, ``Tensor.npu()`` and ``torch.device("npu:0")`` arguments give CPU tensors,
 so a script's NPU path (``device = f"npu:{device_id}"``, its checks ``if "npu" in device``) runs
-as written.  A device move is a copy, as on an NPU (see ``_patch_torch_devices``); events time on
+as written; torch custom ops registered for ``NPU`` are CPU kernels and ``torchair``'s graph
+backend runs the captured graph (``npu_extensions``).  A device move is a copy, as on an NPU (see ``_patch_torch_devices``); events time on
 the CPU clock.
 """
 
@@ -51,6 +52,8 @@ import sys
 import time
 import types
 from typing import Optional
+
+from . import npu_extensions
 
 BACKENDS = ("interp", "host", "auto")
 AUTOLOAD = "TORCH_DEVICE_BACKEND_AUTOLOAD"
@@ -593,7 +596,10 @@ def _build_torch_npu() -> dict:
     package.Format = _NpuFormat
     package.npu_format_cast = _npu_format_cast
     package.get_npu_format = lambda t: getattr(t, "_pypto_ast_npu_format", _NpuFormat.ND)
-    return {"torch_npu": package, "torch_npu.npu": npu}
+    modules = {"torch_npu": package, "torch_npu.npu": npu}
+    modules.update(npu_extensions.build_torchair(
+        lambda name, doc, pkg: _new_module(name, doc, package=pkg, private=False)))
+    return modules
 
 
 class _NpuFormat(enum.IntEnum):
@@ -711,6 +717,8 @@ def _patch_torch_devices(torch) -> None:
         setattr(owner, name, patched)
         _state.patched.append((owner, name, original))
 
+    npu_extensions.patch_torch(torch, patch)  # custom ops registered for NPU are CPU kernels here
+
     def mapped(original):  # a ``device=`` keyword
         def call(*args, **kwargs):
             onto_npu = _is_npu(kwargs.get("device")) or (
@@ -790,7 +798,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
             return surface.NAMES.get(fullname, ("",))[0] == "module" or any(
                 part.startswith("_") for part in fullname.split("."))
-        return _state.torch_npu_stub and (fullname == "torch_npu" or fullname.startswith("torch_npu."))
+        return _state.torch_npu_stub and (fullname == "torch_npu" or fullname.startswith("torch_npu.")
+                                          or npu_extensions.served(fullname))
 
     @classmethod
     def find_spec(cls, fullname, path=None, target=None):
@@ -817,7 +826,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def _served_names(name: str) -> bool:
-    return name == "pypto" or name.startswith("pypto.") or name == "torch_npu" or name.startswith("torch_npu.")
+    return name == "pypto" or name.startswith("pypto.") or name == "torch_npu" or name.startswith("torch_npu.") \
+        or npu_extensions.served(name)
 
 
 def install(backend: str = "interp", *, npu_devices: bool = True) -> None:

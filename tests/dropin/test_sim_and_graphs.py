@@ -155,3 +155,65 @@ def test_a_capture_with_other_torch_compute_refuses_to_replay(kernels):
         kernels.row_norm(x * 2.0, out)  # the multiply would be replayed on an NPU, not here
     with pytest.raises(dropin.Unsupported, match=r"^torch_npu\.npu\.NPUGraph\.replay is not supported .*aten\.mul"):
         g.replay()
+
+
+# -- torch custom ops for NPU, torchair's graph backend (npu_extensions) ------------------------
+_LIB_COUNTER = iter(range(10_000))
+
+
+def _custom_op(kernels):
+    """A model's wrapper: a Meta kernel for tracing, an NPU kernel that launches the pypto kernel."""
+    name = f"pypto_ast_test_norm{next(_LIB_COUNTER)}"
+    lib = torch.library.Library("pypto_ast_tests", "FRAGMENT")
+    lib.define(f"{name}(Tensor x) -> Tensor")
+
+    @torch.library.impl(lib, name, "Meta")
+    def meta(x):
+        return torch.empty_like(x)
+
+    @torch.library.impl(lib, name, "NPU")
+    def npu(x):
+        out = torch.empty_like(x)
+        kernels.row_norm(x, out)
+        return out
+
+    return lib, getattr(torch.ops.pypto_ast_tests, name)
+
+
+def test_a_custom_op_registered_for_npu_runs_its_kernel_on_the_cpu(kernels):
+    lib, op = _custom_op(kernels)
+    x = torch.rand(16, 64, device="npu:0") + 0.5
+    torch.testing.assert_close(op(x), x / x.sum(-1, keepdim=True))
+    assert dropin.notices() == []
+
+
+def test_torchair_backend_runs_the_captured_graph_with_the_custom_op(kernels):
+    import torchair as tng
+    from torchair.configs.compiler_config import CompilerConfig
+
+    lib, op = _custom_op(kernels)
+
+    class Net(torch.nn.Module):
+        def forward(self, x):
+            return op(x * 2.0) + 1.0
+
+    config = CompilerConfig()
+    config.mode = "reduce-overhead"
+    config.experimental_config.frozen_parameter = True  # nested groups appear on first use
+    model = torch.compile(Net(), dynamic=False, fullgraph=True, backend=tng.get_npu_backend(compiler_config=config))
+    x = torch.rand(16, 64, device="npu:0") + 0.5
+    torch.testing.assert_close(model(x), (x * 2.0) / (x * 2.0).sum(-1, keepdim=True) + 1.0)
+    with pytest.raises(dropin.Unsupported, match="torchair.inference"):
+        tng.inference.set_dim_gears(x, {0: [1, 2]})
+
+
+def test_uninstall_removes_torchair_and_the_npu_key_mapping(kernels):
+    import torchair
+
+    assert torchair.__pypto_ast_dropin__
+    assert getattr(torch.library.Library.impl, "__pypto_ast_dropin__", False)
+    assert torch.accelerator.is_available() is False
+    dropin.uninstall()
+    assert "torchair" not in sys.modules
+    assert not getattr(torch.library.Library.impl, "__pypto_ast_dropin__", False)
+    assert not getattr(torch.accelerator.is_available, "__pypto_ast_dropin__", False)
