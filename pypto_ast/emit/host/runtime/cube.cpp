@@ -304,19 +304,25 @@ void CubeNd2Nz(Ty t, const TensorDesc& dst, const GmDesc& src, const Nd2NzParams
     uint8_t* d0 = Ptr(dst);
     const uint32_t full = p.dValue / c0;  // whole 32-byte blocks of a row; then a zero-filled tail
     const uint32_t tail = p.dValue - full * c0;
+    uint8_t* flags = w.pool->written().data() + dst.addr / kBlock;
+    // Column block by column block (the blocks do not overlap, so the order is free): L1 is
+    // written in order, a row's blocks lie a whole column apart.
     for (uint32_t i = 0; i < p.ndNum; ++i)
-        for (uint32_t j = 0; j < p.nValue; ++j) {
-            const uint8_t* srow = s0 + (uint64_t(i) * p.srcNdMatrixStride + uint64_t(j) * p.srcDValue) * e;
-            uint8_t* drow = d0 + i * ms + j * ns * kBlock;
-            for (uint32_t b = 0; b < full; ++b) std::memcpy(drow + b * cs * kBlock, srow + uint64_t(b) * kBlock, kBlock);
-            if (tail) {
-                uint8_t* last = drow + full * cs * kBlock;
-                std::memcpy(last, srow + uint64_t(full) * kBlock, tail * e);
-                std::memset(last + tail * e, 0, (c0 - tail) * e);
+        for (uint32_t b = 0; b < blocks; ++b) {
+            const uint8_t* scol = s0 + uint64_t(i) * p.srcNdMatrixStride * e + uint64_t(b) * kBlock;
+            const uint64_t colOff = i * ms + b * cs * kBlock;
+            for (uint32_t j = 0; j < p.nValue; ++j) {
+                const uint8_t* sp = scol + uint64_t(j) * p.srcDValue * e;
+                const uint64_t off = colOff + j * ns * kBlock;
+                if (b < full) {
+                    std::memcpy(d0 + off, sp, kBlock);
+                } else {
+                    std::memcpy(d0 + off, sp, tail * e);
+                    std::memset(d0 + off + tail * e, 0, (c0 - tail) * e);
+                }
+                if (off % kBlock == 0) flags[off / kBlock] = 1;  // dst is 32-byte aligned
+                else MarkWritten(w, dst, off, kBlock);
             }
-            if (cs == 1) MarkWritten(w, dst, i * ms + j * ns * kBlock, uint64_t(blocks) * kBlock);
-            else
-                for (uint32_t b = 0; b < blocks; ++b) MarkWritten(w, dst, i * ms + (j * ns + b * cs) * kBlock, kBlock);
         }
     CountIn(uint64_t(p.ndNum) * p.nValue * p.dValue * e);
 }
@@ -358,11 +364,7 @@ void CubeLoadData(Ty t, const TensorDesc& dst, const TensorDesc& src, const Load
             std::memcpy(d, s, kFrac);  // L1 -> L0A/L0B: different memories
             std::memcpy(dstFlags + dof / kBlock, srcFlags + so / kBlock, kBlocks);
         } else {
-            uint16_t in[256], out[256];
-            std::memcpy(in, s, kFrac);
-            for (uint32_t i = 0; i < 16; ++i)
-                for (uint32_t j = 0; j < 16; ++j) out[j * 16 + i] = in[i * 16 + j];
-            std::memcpy(d, out, kFrac);
+            Transpose16x16u16(s, d);
             const bool all = std::memchr(srcFlags + so / kBlock, 0, kBlocks) == nullptr;
             std::memset(dstFlags + dof / kBlock, all ? 1 : 0, kBlocks);
         }
@@ -515,6 +517,7 @@ void CubeFixpipe(Ty dt, Ty st, const GmDesc& dst, const TensorDesc& src, const F
             for (uint32_t jf = 0; jf < nf && written; ++jf)
                 written = IsWritten(ws, src, uint64_t(jf) * p.srcStride * 16 * st.size, uint64_t(p.mSize) * 16 * st.size);
             std::vector<T> row(p.nSize);
+            const bool relu = p.reluEn;
             for (uint32_t i = 0; i < p.mSize; ++i) {
                 for (uint32_t jf = 0; jf < nf; ++jf) {
                     const uint32_t j0 = jf * 16, n = std::min<uint32_t>(16, p.nSize - j0);
@@ -525,11 +528,15 @@ void CubeFixpipe(Ty dt, Ty st, const GmDesc& dst, const TensorDesc& src, const F
                                   ") was never written by Mmad (nSize/mSize/srcStride do not match the Mmad result)");
                         }
                     U seg[16];
-                    std::memcpy(seg, pc + off, n * sizeof(U));
-                    for (uint32_t jj = 0; jj < n; ++jj) {
-                        double v = ToD(seg[jj]);
-                        if (p.reluEn && v < 0) v = 0;
-                        row[j0 + jj] = FromD<T>(v);
+                    std::memcpy(seg, pc + off, sizeof(seg));  // a whole 64-byte fractal row
+                    T* out = row.data() + j0;
+                    if (n == 16 && !relu) {  // the common case, in a loop the compiler vectorises
+                        for (uint32_t jj = 0; jj < 16; ++jj) out[jj] = FromD<T>(ToD(seg[jj]));
+                    } else {
+                        for (uint32_t jj = 0; jj < n; ++jj) {
+                            const double v = ToD(seg[jj]);
+                            out[jj] = FromD<T>(relu && v < 0 ? 0.0 : v);
+                        }
                     }
                 }
                 StoreGm<T>(Addr(dst) + uint64_t(i) * p.dstStride * sizeof(T), reinterpret_cast<const uint8_t*>(row.data()),

@@ -20,6 +20,9 @@
 #define PYPTO_HOST_CUBE_X86 1
 #include <immintrin.h>
 #endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace AscendC {
 namespace detail {
@@ -107,13 +110,70 @@ void Widen(Dt dt, const uint8_t* src, double* dst, uint32_t n)
     WidenRun(dt, src, dst, n);
 }
 
+// ---- 16 x 16 transposes of 16-bit elements (L0B fractals; LoadData's ifTranspose) --------------
+#if defined(__SSE2__)
+// One 8 x 8 block: rows of 8 at s (stride ss elements) -> columns at d (stride ds).
+inline void Transpose8x8u16(const uint16_t* s, uint32_t ss, uint16_t* d, uint32_t ds)
+{
+    __m128i a[8], t[8], u[8];
+    for (int i = 0; i < 8; ++i) a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i * ss));
+    for (int i = 0; i < 4; ++i) {
+        t[2 * i] = _mm_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
+        t[2 * i + 1] = _mm_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
+    }
+    for (int h = 0; h < 2; ++h)  // rows 0-3, then 4-7
+        for (int i = 0; i < 2; ++i) {
+            u[4 * h + 2 * i] = _mm_unpacklo_epi32(t[4 * h + i], t[4 * h + i + 2]);
+            u[4 * h + 2 * i + 1] = _mm_unpackhi_epi32(t[4 * h + i], t[4 * h + i + 2]);
+        }
+    for (int c = 0; c < 4; ++c) {  // u[c] and u[c + 4] hold columns 2c and 2c + 1 of rows 0-3 and 4-7
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (2 * c) * ds), _mm_unpacklo_epi64(u[c], u[c + 4]));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (2 * c + 1) * ds), _mm_unpackhi_epi64(u[c], u[c + 4]));
+    }
+}
+#endif
+
+}  // namespace
+
+void Transpose16x16u16(const uint8_t* src, uint8_t* dst)
+{
+#if defined(__SSE2__)
+    const uint16_t* in = reinterpret_cast<const uint16_t*>(src);  // read and written by SSE2 loads /
+    uint16_t* out = reinterpret_cast<uint16_t*>(dst);             // stores only (no aliasing issue)
+    for (uint32_t bi = 0; bi < 16; bi += 8)
+        for (uint32_t bj = 0; bj < 16; bj += 8) Transpose8x8u16(in + bi * 16 + bj, 16, out + bj * 16 + bi, 16);
+#else
+    uint16_t in[256], out[256];
+    std::memcpy(in, src, sizeof(in));
+    for (uint32_t i = 0; i < 16; ++i)
+        for (uint32_t j = 0; j < 16; ++j) out[j * 16 + i] = in[i * 16 + j];
+    std::memcpy(dst, out, sizeof(out));
+#endif
+}
+
+namespace {
+
 // ---- the register blocks ----------------------------------------------------------------------
-// Each computes out[r][j] = sum over k < kk of a[r * lda + k] * b[k * 16 + j] for its rows and
-// columns (b: one 16-column panel), accumulators starting at +0, k increasing.
+// Each computes s[r][j] = sum over k < kk of a[r * lda + k] * b[k * 16 + j] for its rows and
+// columns (b: one 16-column panel), accumulators starting at +0, k increasing, and hands the
+// sums to its Block: as doubles (d, rows of 16), or rounded into float L0C rows (f, rows of 16)
+// as f = float(init + s), init = f's own value, the bias row or 0 (MmadInit).
+struct Block {
+    double* d;
+    float* f;
+    MmadInit init;
+    const double* bias;  // this block's first column
+    Block At(uint32_t row, uint32_t col) const
+    {
+        const uint64_t o = uint64_t(row) * 16 + col;
+        return Block{d ? d + o : nullptr, f ? f + o : nullptr, init, bias ? bias + col : nullptr};
+    }
+};
+
 #if defined(PYPTO_HOST_CUBE_X86)
 // AVX-512: 8 rows x 16 columns, 16 accumulators of 8 doubles (of 32 registers).
 __attribute__((target("avx512f"), noinline)) void Dot8x16(const double* a, uint32_t lda, const double* b,
-                                                            uint32_t kk, double* out)
+                                                            uint32_t kk, Block o)
 {
     __m512d lo[8], hi[8];
     _Pragma("GCC unroll 8") for (int r = 0; r < 8; ++r) lo[r] = hi[r] = _mm512_setzero_pd();
@@ -125,16 +185,32 @@ __attribute__((target("avx512f"), noinline)) void Dot8x16(const double* a, uint3
             hi[r] = _mm512_fmadd_pd(x, b1, hi[r]);
         }
     }
+    if (!o.f) {
+        _Pragma("GCC unroll 8") for (int r = 0; r < 8; ++r) {
+            _mm512_storeu_pd(o.d + 16 * r, lo[r]);
+            _mm512_storeu_pd(o.d + 16 * r + 8, hi[r]);
+        }
+        return;
+    }
     _Pragma("GCC unroll 8") for (int r = 0; r < 8; ++r) {
-        _mm512_storeu_pd(out + 16 * r, lo[r]);
-        _mm512_storeu_pd(out + 16 * r + 8, hi[r]);
+        float* f = o.f + 16 * r;
+        __m512d i0 = _mm512_setzero_pd(), i1 = i0;
+        if (o.init == MmadInit::L0C) {
+            i0 = _mm512_cvtps_pd(_mm256_loadu_ps(f));
+            i1 = _mm512_cvtps_pd(_mm256_loadu_ps(f + 8));
+        } else if (o.init == MmadInit::Bias) {
+            i0 = _mm512_loadu_pd(o.bias);
+            i1 = _mm512_loadu_pd(o.bias + 8);
+        }
+        _mm256_storeu_ps(f, _mm512_cvtpd_ps(_mm512_add_pd(i0, lo[r])));
+        _mm256_storeu_ps(f + 8, _mm512_cvtpd_ps(_mm512_add_pd(i1, hi[r])));
     }
 }
 
 // AVX2 + FMA: MR (6, 4 or 2) rows x 8 columns, 2 * MR accumulators of 4 doubles (of 16).
 template <int MR>
 __attribute__((target("avx2,fma"), noinline)) void DotAvx2(const double* a, uint32_t lda, const double* b,
-                                                             uint32_t kk, double* out)
+                                                             uint32_t kk, Block o)
 {
     __m256d lo[MR], hi[MR];
     _Pragma("GCC unroll 8") for (int r = 0; r < MR; ++r) lo[r] = hi[r] = _mm256_setzero_pd();
@@ -146,33 +222,51 @@ __attribute__((target("avx2,fma"), noinline)) void DotAvx2(const double* a, uint
             hi[r] = _mm256_fmadd_pd(x, b1, hi[r]);
         }
     }
+    if (!o.f) {
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; ++r) {
+            _mm256_storeu_pd(o.d + 16 * r, lo[r]);
+            _mm256_storeu_pd(o.d + 16 * r + 4, hi[r]);
+        }
+        return;
+    }
     _Pragma("GCC unroll 8") for (int r = 0; r < MR; ++r) {
-        _mm256_storeu_pd(out + 16 * r, lo[r]);
-        _mm256_storeu_pd(out + 16 * r + 4, hi[r]);
+        float* f = o.f + 16 * r;
+        __m256d i0 = _mm256_setzero_pd(), i1 = i0;
+        if (o.init == MmadInit::L0C) {
+            i0 = _mm256_cvtps_pd(_mm_loadu_ps(f));
+            i1 = _mm256_cvtps_pd(_mm_loadu_ps(f + 4));
+        } else if (o.init == MmadInit::Bias) {
+            i0 = _mm256_loadu_pd(o.bias);
+            i1 = _mm256_loadu_pd(o.bias + 4);
+        }
+        _mm_storeu_ps(f, _mm256_cvtpd_ps(_mm256_add_pd(i0, lo[r])));
+        _mm_storeu_ps(f + 4, _mm256_cvtpd_ps(_mm256_add_pd(i1, hi[r])));
     }
 }
 
-void PanelWide(const double* a, uint32_t lda, const double* panel, uint32_t rows, uint32_t kk, double* out)
+void PanelWide(const double* a, uint32_t lda, const double* panel, uint32_t rows, uint32_t kk, const Block& o)
 {
-    for (uint32_t i = 0; i < rows; i += 8) Dot8x16(a + uint64_t(i) * lda, lda, panel, kk, out + uint64_t(i) * 16);
+    for (uint32_t i = 0; i < rows; i += 8) Dot8x16(a + uint64_t(i) * lda, lda, panel, kk, o.At(i, 0));
 }
 
-void PanelAvx2(const double* a, uint32_t lda, const double* panel, uint32_t rows, uint32_t kk, double* out)
+void PanelAvx2(const double* a, uint32_t lda, const double* panel, uint32_t rows, uint32_t kk, const Block& o)
 {
     for (uint32_t half = 0; half < 16; half += 8) {
         uint32_t i = 0;
-        for (; i + 6 <= rows; i += 6) DotAvx2<6>(a + uint64_t(i) * lda, lda, panel + half, kk, out + uint64_t(i) * 16 + half);
+        for (; i + 6 <= rows; i += 6) DotAvx2<6>(a + uint64_t(i) * lda, lda, panel + half, kk, o.At(i, half));
         // rows is a multiple of 16, so 0, 2 or 4 rows are left
-        if (rows - i == 4) DotAvx2<4>(a + uint64_t(i) * lda, lda, panel + half, kk, out + uint64_t(i) * 16 + half);
-        else if (rows - i == 2) DotAvx2<2>(a + uint64_t(i) * lda, lda, panel + half, kk, out + uint64_t(i) * 16 + half);
+        if (rows - i == 4) DotAvx2<4>(a + uint64_t(i) * lda, lda, panel + half, kk, o.At(i, half));
+        else if (rows - i == 2) DotAvx2<2>(a + uint64_t(i) * lda, lda, panel + half, kk, o.At(i, half));
     }
 }
 #endif
 
 // The baseline: 2 rows x 16 columns in portable vectors (SSE2 on x86-64), multiply then add.
 typedef double Vec4 __attribute__((vector_size(32), aligned(8)));
-void PanelBase(const double* a, uint32_t lda, const double* panel, uint32_t rows, uint32_t kk, double* out)
+// Doubles only (o.d): the caller rounds them (StoreStrip).
+void PanelBase(const double* a, uint32_t lda, const double* panel, uint32_t rows, uint32_t kk, const Block& o)
 {
+    double* out = o.d;
     for (uint32_t i = 0; i < rows; i += 2) {
         Vec4 c00 = {}, c01 = {}, c02 = {}, c03 = {}, c10 = {}, c11 = {}, c12 = {}, c13 = {};
         const double* a0 = a + uint64_t(i) * lda;
@@ -195,7 +289,7 @@ void PanelBase(const double* a, uint32_t lda, const double* panel, uint32_t rows
     }
 }
 
-using PanelFn = void (*)(const double*, uint32_t, const double*, uint32_t, uint32_t, double*);
+using PanelFn = void (*)(const double*, uint32_t, const double*, uint32_t, uint32_t, const Block&);
 PanelFn ChoosePanel()
 {
 #if defined(PYPTO_HOST_CUBE_X86)
@@ -254,22 +348,38 @@ void CubeMmadArith(const MmadArith& m)
     // A: fractal (mi, kf) holds rows mi*16.. (one 32-byte row of C0 k-values each), row-major.
     for (uint32_t mi = 0; mi < m.M; ++mi)
         for (uint32_t kf = 0; kf < m.K; ++kf) {
-            const uint8_t* src = m.a + (uint64_t(mi) * m.K + kf) * 512;
+            Widen(m.ab, m.a + (uint64_t(mi) * m.K + kf) * 512, frac, 16 * c0);
             for (uint32_t r = 0; r < 16; ++r)
-                Widen(m.ab, src + r * kBlock, A + (uint64_t(mi) * 16 + r) * KK + uint64_t(kf) * c0, c0);
+                std::memcpy(A + (uint64_t(mi) * 16 + r) * KK + uint64_t(kf) * c0, frac + r * c0, c0 * sizeof(double));
         }
     // B: fractal (kf, ni) holds 16 columns of C0 k-values each; the panel wants rows of 16.
+    // A fractal is a [C0][16] slice of its panel, transposed: 16-bit ones are transposed as they
+    // are, then widened in place; the others (float, int8) widened, then transposed.
     for (uint32_t ni = 0; ni < m.N; ++ni)
         for (uint32_t kf = 0; kf < m.K; ++kf) {
-            Widen(m.ab, m.b + (uint64_t(kf) * m.N + ni) * 512, frac, 16 * c0);
+            const uint8_t* src = m.b + (uint64_t(kf) * m.N + ni) * 512;
             double* panel = B + (uint64_t(ni) * KK + uint64_t(kf) * c0) * 16;
+            if (c0 == 16) {
+                uint8_t t[512];
+                Transpose16x16u16(src, t);
+                Widen(m.ab, t, panel, 256);
+                continue;
+            }
+            Widen(m.ab, src, frac, 16 * c0);
             for (uint32_t e = 0; e < c0; ++e)
                 for (uint32_t j = 0; j < 16; ++j) panel[e * 16 + j] = frac[j * c0 + e];
         }
+    // float L0C straight from the registers where the ISA has a kernel; else a strip of doubles.
+    const bool direct = m.cDt == Dt::F32 && panelFn != PanelBase;
     for (uint32_t ni = 0; ni < m.N; ++ni) {
-        panelFn(A, KK, B + uint64_t(ni) * KK * 16, R, KK, sums);
-        uint8_t* strip = m.c + uint64_t(ni) * R * 16 * 4;  // float / int32: 4 bytes
+        uint8_t* strip = m.c + uint64_t(ni) * R * 16 * 4;  // the panel's [R][16] of float / int32
         const double* bias = m.bias ? m.bias + uint64_t(ni) * 16 : nullptr;
+        const double* panel = B + uint64_t(ni) * KK * 16;
+        if (direct) {
+            panelFn(A, KK, panel, R, KK, Block{nullptr, reinterpret_cast<float*>(strip), m.init, bias});
+            continue;
+        }
+        panelFn(A, KK, panel, R, KK, Block{sums, nullptr, m.init, bias});
         if (m.cDt == Dt::I32) StoreStrip<int32_t>(strip, sums, R, m.init, bias);
         else StoreStrip<float>(strip, sums, R, m.init, bias);
     }

@@ -256,6 +256,9 @@ struct MmadArith {
     const double* bias;  // N * 16 values when init == Bias
 };
 void CubeMmadArith(const MmadArith& m);
+// 16 x 16 elements of 16 bits at src (row-major) -> dst, transposed; the two must not overlap
+// (runtime/cube_dot.cpp).
+void Transpose16x16u16(const uint8_t* src, uint8_t* dst);
 
 inline void CheckUbAligned(const TensorDesc& d, const char* op, const char* which)
 {
