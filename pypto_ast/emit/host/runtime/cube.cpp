@@ -302,22 +302,22 @@ void CubeNd2Nz(Ty t, const TensorDesc& dst, const GmDesc& src, const Nd2NzParams
     }
     const uint8_t* s0 = Addr(src);
     uint8_t* d0 = Ptr(dst);
+    constexpr uint32_t kAhead = 4;
     const uint32_t full = p.dValue / c0;  // whole 32-byte blocks of a row; then a zero-filled tail
     const uint32_t tail = p.dValue - full * c0;
     uint8_t* flags = w.pool->written().data() + dst.addr / kBlock;
-    // Column block by column block (the blocks do not overlap, so the order is free): L1 is
-    // written in order, a row's blocks lie a whole column apart.
     for (uint32_t i = 0; i < p.ndNum; ++i)
-        for (uint32_t b = 0; b < blocks; ++b) {
-            const uint8_t* scol = s0 + uint64_t(i) * p.srcNdMatrixStride * e + uint64_t(b) * kBlock;
-            const uint64_t colOff = i * ms + b * cs * kBlock;
-            for (uint32_t j = 0; j < p.nValue; ++j) {
-                const uint8_t* sp = scol + uint64_t(j) * p.srcDValue * e;
-                const uint64_t off = colOff + j * ns * kBlock;
+        for (uint32_t j = 0; j < p.nValue; ++j) {
+            const uint8_t* srow = s0 + (uint64_t(i) * p.srcNdMatrixStride + uint64_t(j) * p.srcDValue) * e;
+            if (j + kAhead < p.nValue)  // GM rows lie far apart: fetch one a few rows ahead
+                for (uint32_t o = 0; o < p.dValue * e; o += 64) __builtin_prefetch(srow + uint64_t(kAhead) * p.srcDValue * e + o);
+            const uint64_t rowOff = i * ms + j * ns * kBlock;
+            for (uint32_t b = 0; b < blocks; ++b) {
+                const uint64_t off = rowOff + b * cs * kBlock;
                 if (b < full) {
-                    std::memcpy(d0 + off, sp, kBlock);
+                    std::memcpy(d0 + off, srow + uint64_t(b) * kBlock, kBlock);
                 } else {
-                    std::memcpy(d0 + off, sp, tail * e);
+                    std::memcpy(d0 + off, srow + uint64_t(b) * kBlock, tail * e);
                     std::memset(d0 + off + tail * e, 0, (c0 - tail) * e);
                 }
                 if (off % kBlock == 0) flags[off / kBlock] = 1;  // dst is 32-byte aligned
