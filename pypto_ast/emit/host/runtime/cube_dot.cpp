@@ -290,11 +290,32 @@ void PanelBase(const double* a, uint32_t lda, const double* panel, uint32_t rows
 }
 
 using PanelFn = void (*)(const double*, uint32_t, const double*, uint32_t, uint32_t, const Block&);
-PanelFn ChoosePanel()
+
+// The register blocks this CPU can run, best first: 2 = AVX-512, 1 = AVX2 + FMA, 0 = baseline.
+int BestCubeIsa()
 {
 #if defined(PYPTO_HOST_CUBE_X86)
-    if (__builtin_cpu_supports("avx512f")) return PanelWide;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return PanelAvx2;
+    if (__builtin_cpu_supports("avx512f")) return 2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
+#endif
+    return 0;
+}
+// pypto_host_set_cube (knobs.host_cube): -1 = the best, else that ISA (for tests: the bits
+// must not depend on it).
+std::atomic<int> g_cubeIsa{-1};
+
+PanelFn ChoosePanel()
+{
+    static const int best = BestCubeIsa();
+    const int want = g_cubeIsa.load(std::memory_order_relaxed);
+    const int isa = want < 0 ? best : want;
+    if (isa > best) {
+        throw std::runtime_error(std::string("PYPTO_AST_HOST_CUBE=") + (isa == 2 ? "avx512" : "avx2") +
+                                 ": this CPU has no " + (isa == 2 ? "AVX-512F" : "AVX2 with FMA"));
+    }
+#if defined(PYPTO_HOST_CUBE_X86)
+    if (isa == 2) return PanelWide;
+    if (isa == 1) return PanelAvx2;
 #endif
     return PanelBase;
 }
@@ -338,7 +359,7 @@ template <typename V> double* Sized(V& v, uint64_t n)
 
 void CubeMmadArith(const MmadArith& m)
 {
-    static const PanelFn panelFn = ChoosePanel();
+    const PanelFn panelFn = ChoosePanel();
     const uint32_t c0 = m.c0, R = m.M * 16, KK = m.K * c0;
     DotScratch& s = Scratch();
     double* A = Sized(s.a, uint64_t(R) * KK);
@@ -387,3 +408,5 @@ void CubeMmadArith(const MmadArith& m)
 
 }  // namespace detail
 }  // namespace AscendC
+
+extern "C" void pypto_host_set_cube(int isa) { AscendC::detail::g_cubeIsa.store(isa < 0 ? -1 : isa); }
