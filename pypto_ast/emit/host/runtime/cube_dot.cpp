@@ -11,9 +11,10 @@
 // Per Mmad the operands are widened once into double panels: A row-major [R][KK] (R = rows
 // rounded up to 16, KK = k rounded up to C0), B as panels of 16 columns [N][KK][16].  Each
 // panel of C is then computed in register blocks held over the whole of k (8 x 16 doubles with
-// AVX-512, 6 x 8 with AVX2 + FMA, 2 x 16 on the baseline), written to a [R][16] double strip
-// and rounded into L0C.  The ISA is picked once, at load time, from the CPU (cpuid), so the
-// library stays portable.
+// AVX-512, 6 x 8 with AVX2 + FMA, 2 x 16 on the baseline) and rounded into a float L0C straight
+// from the registers (an int32 L0C, and the baseline, through a [R][16] strip of doubles).  The
+// ISA is the best the CPU has (cpuid) unless knobs.host_cube names one: the library stays
+// portable, and the bits are the same on each.
 #include "runtime/internal.h"
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(PYPTO_HOST_NO_CLONES)
@@ -30,22 +31,6 @@ namespace {
 
 // ---- widening to double (exact) --------------------------------------------------------------
 // Bit-level widenings the compiler vectorises; half goes through F16C where the CPU has it.
-inline double WidenOne(Dt dt, const uint8_t* p)
-{
-    switch (dt) {
-    case Dt::I8: return static_cast<double>(Load<int8_t>(p));
-    case Dt::I32: return static_cast<double>(Load<int32_t>(p));
-    case Dt::F16: return pypto_host::fp::WidenHalf(Load<uint16_t>(p));
-    case Dt::BF16: {
-        const uint32_t u = uint32_t(Load<uint16_t>(p)) << 16;  // bf16 is the top half of a float
-        float f;
-        std::memcpy(&f, &u, 4);
-        return static_cast<double>(f);
-    }
-    default: return static_cast<double>(Load<float>(p));
-    }
-}
-
 template <typename U, typename F>
 inline void WidenLoop(const uint8_t* src, double* dst, uint32_t n, F widen)
 {
@@ -65,8 +50,10 @@ __attribute__((target("avx2,f16c"))) void WidenHalfF16c(const uint8_t* src, doub
         _mm256_storeu_pd(dst + i, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));
         _mm256_storeu_pd(dst + i + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
     }
-    for (; i < n; ++i) dst[i] = WidenOne(Dt::F16, src + 2 * i);
+    for (; i < n; ++i) dst[i] = pypto_host::fp::WidenHalf(Load<uint16_t>(src + 2 * i));
 }
+#endif
+#if defined(PYPTO_HOST_CUBE_X86) && !defined(__clang__)
 #define PYPTO_HOST_CUBE_WIDEN __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define PYPTO_HOST_CUBE_WIDEN
@@ -86,8 +73,8 @@ PYPTO_HOST_CUBE_WIDEN void WidenRun(Dt dt, const uint8_t* src, double* dst, uint
         });
         break;
     case Dt::F32: WidenLoop<float>(src, dst, n, [](float v) { return static_cast<double>(v); }); break;
-    default:
-        for (uint32_t i = 0; i < n; ++i) dst[i] = WidenOne(dt, src + uint64_t(i) * 2);
+    default:  // half
+        WidenLoop<uint16_t>(src, dst, n, [](uint16_t v) { return pypto_host::fp::WidenHalf(v); });
         break;
     }
 }
