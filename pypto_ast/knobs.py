@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 BACKENDS = ("interp", "host", "npu", "auto")
+HOST_CUBE_ISAS = ("auto", "baseline", "avx2", "avx512")  # index - 1 = pypto_host_set_cube's argument
 _FALSE = ("", "0", "false", "no", "off")
 
 
@@ -55,7 +56,7 @@ def _user_cache_dir() -> str:
 
 def reload() -> None:
     """Re-read every knob from the environment (import does this once)."""
-    global cache_dir, always_compile, dump, backtrace, backend, cxx, host_threads, ascend_driver
+    global cache_dir, always_compile, dump, backtrace, backend, cxx, host_threads, host_cube, ascend_driver
 
     cache_dir = Path(_text("PYPTO_AST_CACHE_DIR", _user_cache_dir())).expanduser()
     """Root of the compile cache (default: the user's cache directory, ``$XDG_CACHE_HOME`` or
@@ -81,6 +82,10 @@ def reload() -> None:
     host_threads = _count("PYPTO_AST_HOST_THREADS", 0)
     """Threads the host backend runs a launch's blocks on; 0 = one per core (capped by blocks)."""
 
+    host_cube = _choice("PYPTO_AST_HOST_CUBE", "auto", HOST_CUBE_ISAS)
+    """Register blocks of the host backend's Mmad: ``auto`` (the best this CPU has), ``avx512``,
+    ``avx2`` or ``baseline``; the results are the same bits whichever (for tests and timings)."""
+
     ascend_driver = Path(_text("PYPTO_AST_ASCEND_DRIVER", "/usr/local/Ascend/driver")).expanduser()
     """The Ascend driver's install directory, whose ``version.info`` the doctor reads."""
 
@@ -93,5 +98,6 @@ backend: str
 cxx: str
 ascend_driver: Path
 host_threads: int
+host_cube: str
 
 reload()

@@ -174,9 +174,9 @@ def cached_library(digest: str, *, cache_dir: str | os.PathLike | None = None) -
 def load_library(path: str | os.PathLike) -> ctypes.CDLL:
     """Load a built library; the caller sets ``argtypes``/``restype`` on its functions.
 
-    A library built against the host kernel_operator.h gets ``knobs.host_threads`` (read now,
-    so assigning the attribute takes effect on the next load) through its
-    ``pypto_host_set_threads`` entry point.
+    A library built against the host kernel_operator.h gets ``knobs.host_threads`` and
+    ``knobs.host_cube`` (read now, so assigning the attributes takes effect on the next load)
+    through its ``pypto_host_set_threads`` and ``pypto_host_set_cube`` entry points.
     """
     lib = ctypes.CDLL(str(path))
     try:
@@ -186,6 +186,10 @@ def load_library(path: str | os.PathLike) -> ctypes.CDLL:
     set_threads.argtypes = [ctypes.c_int]
     set_threads.restype = None
     set_threads(int(knobs.host_threads))
+    set_cube = lib.pypto_host_set_cube
+    set_cube.argtypes = [ctypes.c_int]
+    set_cube.restype = None
+    set_cube(knobs.HOST_CUBE_ISAS.index(knobs.host_cube) - 1)
     return lib
 
 

@@ -26,6 +26,10 @@
 // (times finite) reaches valid outputs, as on the device.  Rows of A beyond m and columns of B
 // beyond n only reach padded outputs, which Fixpipe never writes when nSize/mSize are right.
 //
+// Arithmetic (runtime/cube_dot.cpp; docs/design.md §17): each Mmad output is the sum over k of
+// the products in double, in increasing k, plus the initial value, rounded once; register
+// blocks for AVX-512 / AVX2 + FMA / the baseline, picked per CPU (knobs.host_cube), same bits.
+//
 // Errors: every misuse the device would turn into corruption or a hang throws
 // pypto_host::HardwareFault (see kernel_operator.h).  Traffic: GM->L1 bytes are counted in
 // Traffic().gmToUbBytes/gmToUbCalls, Fixpipe GM writes in ubToGmBytes/ubToGmCalls.

@@ -206,15 +206,14 @@ void CheckSpan(const TensorDesc& d, uint64_t relEnd, const char* op, const char*
 void MarkWritten(const Where& w, const TensorDesc& d, uint64_t rel, uint64_t len)
 {
     if (len == 0) return;
-    const uint64_t a = d.addr + rel;
-    for (uint64_t b = a / kBlock; b <= (a + len - 1) / kBlock; ++b) w.pool->written()[b] = 1;
+    const uint64_t a = d.addr + rel, first = a / kBlock, last = (a + len - 1) / kBlock;
+    std::memset(w.pool->written().data() + first, 1, last - first + 1);
 }
 bool IsWritten(const Where& w, const TensorDesc& d, uint64_t rel, uint64_t len)
 {
-    const uint64_t a = d.addr + rel;
-    for (uint64_t b = a / kBlock; b <= (a + len - 1) / kBlock; ++b)
-        if (!w.pool->written()[b]) return false;
-    return true;
+    if (len == 0) return true;
+    const uint64_t a = d.addr + rel, first = a / kBlock, last = (a + len - 1) / kBlock;
+    return std::memchr(w.pool->written().data() + first, 0, last - first + 1) == nullptr;
 }
 uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 constexpr std::initializer_list<Dt> kCubeCopyDts = {Dt::I8, Dt::U8, Dt::F16, Dt::BF16, Dt::I16, Dt::U16,
@@ -280,36 +279,49 @@ void CubeNd2Nz(Ty t, const TensorDesc& dst, const GmDesc& src, const Nd2NzParams
     const uint64_t srcEnd = (uint64_t(p.ndNum) - 1) * p.srcNdMatrixStride + (uint64_t(p.nValue) - 1) * p.srcDValue + p.dValue;
     CheckGmRange(src, 0, srcEnd * e, op);
     CheckGmAligned(src, op, GmAlign() ? GmAlign() : e);
-    uint64_t dstEndBlocks = 0;
-    std::vector<uint64_t> seen;
-    seen.reserve(uint64_t(p.ndNum) * p.nValue * blocks);
-    for (uint32_t i = 0; i < p.ndNum; ++i)
-        for (uint32_t j = 0; j < p.nValue; ++j)
-            for (uint32_t b = 0; b < blocks; ++b) {
-                const uint64_t byteOff = uint64_t(i) * p.dstNzMatrixStride * e +
-                                         (uint64_t(j) * p.dstNzNStride + uint64_t(b) * p.dstNzC0Stride) * kBlock;
-                seen.push_back(byteOff);
-                dstEndBlocks = std::max<uint64_t>(dstEndBlocks, byteOff + kBlock);
+    // Destination blocks (32-byte units) of matrix i, row j, column block b:
+    // i * dstNzMatrixStride * e + (j * dstNzNStride + b * dstNzC0Stride) * 32.
+    const uint64_t ns = p.dstNzNStride, cs = p.dstNzC0Stride, ms = uint64_t(p.dstNzMatrixStride) * e;
+    const uint64_t span = ((p.nValue - 1) * ns + (blocks - 1) * cs + 1) * kBlock;  // one matrix
+    CheckSpan(dst, (p.ndNum - 1) * ms + span, op, "dst", w);
+    // No two blocks of a matrix meet when the column blocks' row ranges are apart (or each
+    // row's blocks), nor two matrices when each starts past the one before; else compare all.
+    const bool apart = (cs > (p.nValue - 1) * ns || ns > (blocks - 1) * cs) && (p.ndNum == 1 || ms >= span);
+    if (!apart) {
+        std::vector<uint64_t> seen;
+        seen.reserve(uint64_t(p.ndNum) * p.nValue * blocks);
+        for (uint32_t i = 0; i < p.ndNum; ++i)
+            for (uint32_t j = 0; j < p.nValue; ++j)
+                for (uint32_t b = 0; b < blocks; ++b) seen.push_back(i * ms + (j * ns + b * cs) * kBlock);
+        std::sort(seen.begin(), seen.end());
+        for (size_t i = 1; i < seen.size(); ++i)
+            if (seen[i] < seen[i - 1] + kBlock) {
+                Fault(std::string(op) + ": destination blocks overlap (dstNzC0Stride / dstNzNStride / dstNzMatrixStride "
+                      "too small); the device gives no error and the write order is unspecified");
             }
-    CheckSpan(dst, dstEndBlocks, op, "dst", w);
-    std::sort(seen.begin(), seen.end());
-    for (size_t i = 1; i < seen.size(); ++i)
-        if (seen[i] < seen[i - 1] + kBlock) {
-            Fault(std::string(op) + ": destination blocks overlap (dstNzC0Stride / dstNzNStride / dstNzMatrixStride "
-                  "too small); the device gives no error and the write order is unspecified");
-        }
+    }
     const uint8_t* s0 = Addr(src);
     uint8_t* d0 = Ptr(dst);
+    constexpr uint32_t kAhead = 4;
+    const uint32_t full = p.dValue / c0;  // whole 32-byte blocks of a row; then a zero-filled tail
+    const uint32_t tail = p.dValue - full * c0;
+    uint8_t* flags = w.pool->written().data() + dst.addr / kBlock;
     for (uint32_t i = 0; i < p.ndNum; ++i)
         for (uint32_t j = 0; j < p.nValue; ++j) {
             const uint8_t* srow = s0 + (uint64_t(i) * p.srcNdMatrixStride + uint64_t(j) * p.srcDValue) * e;
+            if (j + kAhead < p.nValue)  // GM rows lie far apart: fetch one a few rows ahead
+                for (uint32_t o = 0; o < p.dValue * e; o += 64) __builtin_prefetch(srow + uint64_t(kAhead) * p.srcDValue * e + o);
+            const uint64_t rowOff = i * ms + j * ns * kBlock;
             for (uint32_t b = 0; b < blocks; ++b) {
-                const uint64_t off = uint64_t(i) * p.dstNzMatrixStride * e +
-                                     (uint64_t(j) * p.dstNzNStride + uint64_t(b) * p.dstNzC0Stride) * kBlock;
-                const uint32_t nEl = std::min<uint32_t>(c0, p.dValue - b * c0);
-                std::memcpy(d0 + off, srow + uint64_t(b) * c0 * e, nEl * e);
-                if (nEl < c0) std::memset(d0 + off + nEl * e, 0, (c0 - nEl) * e);
-                MarkWritten(w, dst, off, kBlock);
+                const uint64_t off = rowOff + b * cs * kBlock;
+                if (b < full) {
+                    std::memcpy(d0 + off, srow + uint64_t(b) * kBlock, kBlock);
+                } else {
+                    std::memcpy(d0 + off, srow + uint64_t(b) * kBlock, tail * e);
+                    std::memset(d0 + off + tail * e, 0, (c0 - tail) * e);
+                }
+                if (off % kBlock == 0) flags[off / kBlock] = 1;  // dst is 32-byte aligned
+                else MarkWritten(w, dst, off, kBlock);
             }
         }
     CountIn(uint64_t(p.ndNum) * p.nValue * p.dValue * e);
@@ -339,122 +351,23 @@ void CubeLoadData(Ty t, const TensorDesc& dst, const TensorDesc& src, const Load
     const uint64_t dstEnd = (uint64_t(p.repeatTimes - 1) * (1 + uint64_t(p.dstGap)) + 1) * kFrac;
     CheckSpan(src, srcEnd, "LoadData: source fractal", "src", ws);
     CheckSpan(dst, dstEnd, "LoadData: destination fractal", "dst", wd);
-    uint8_t tmp[kFrac];
+    // Written flags move with the data: one per 32-byte block, a transposed fractal's all or none.
+    const uint8_t* srcFlags = ws.pool->written().data() + src.addr / kBlock;
+    uint8_t* dstFlags = wd.pool->written().data() + dst.addr / kBlock;
+    constexpr uint32_t kBlocks = kFrac / kBlock;
     for (uint32_t r = 0; r < p.repeatTimes; ++r) {
         const uint64_t so = (uint64_t(p.startIndex) + uint64_t(r) * p.srcStride) * kFrac;
         const uint64_t dof = uint64_t(r) * (1 + uint64_t(p.dstGap)) * kFrac;
         const uint8_t* s = Ptr(src) + so;
+        uint8_t* d = Ptr(dst) + dof;
         if (!p.ifTranspose) {
-            std::memcpy(tmp, s, kFrac);
-            for (uint32_t b = 0; b < kFrac / kBlock; ++b) {
-                if (IsWritten(ws, src, so + b * kBlock, kBlock)) MarkWritten(wd, dst, dof + b * kBlock, kBlock);
-                else wd.pool->written()[(dst.addr + dof) / kBlock + b] = 0;
-            }
+            std::memcpy(d, s, kFrac);  // L1 -> L0A/L0B: different memories
+            std::memcpy(dstFlags + dof / kBlock, srcFlags + so / kBlock, kBlocks);
         } else {
-            for (uint32_t i = 0; i < 16; ++i)
-                for (uint32_t j = 0; j < 16; ++j) std::memcpy(tmp + (j * 16 + i) * 2, s + (i * 16 + j) * 2, 2);
-            const bool all = IsWritten(ws, src, so, kFrac);
-            for (uint32_t b = 0; b < kFrac / kBlock; ++b) wd.pool->written()[(dst.addr + dof) / kBlock + b] = all ? 1 : 0;
+            Transpose16x16u16(s, d);
+            const bool all = std::memchr(srcFlags + so / kBlock, 0, kBlocks) == nullptr;
+            std::memset(dstFlags + dof / kBlock, all ? 1 : 0, kBlocks);
         }
-        std::memcpy(Ptr(dst) + dof, tmp, kFrac);
-    }
-}
-
-// ===========================================================================================
-// The cube's dot products: C[i][j] = sum over k of A[i][k] * B[k][j], in double, each sum in
-// increasing k (no reassociation: the same bits as the naive loop).  Rows come in fours and
-// columns in sixteens (the fractal sizes make rows and columns multiples of 16), each 4 x 16
-// block of C held in registers over the whole of k (4 x 16 where AVX-512 gives 32 registers,
-// 2 x 16 on AVX2's 16); B is repacked into 16-column panels so the inner loop streams it.
-// Compiled for AVX-512, AVX2+FMA and the baseline (picked at load time: target / target_clones,
-// __builtin_cpu_supports); FMA changes nothing since every product is exact.
-// ===========================================================================================
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(PYPTO_HOST_NO_CLONES)
-#define PYPTO_HOST_CUBE_X86 1
-#define PYPTO_HOST_CUBE_WIDE __attribute__((target("arch=x86-64-v4")))
-#define PYPTO_HOST_CUBE_NARROW __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define PYPTO_HOST_CUBE_WIDE
-#define PYPTO_HOST_CUBE_NARROW
-#endif
-typedef double Vec8 __attribute__((vector_size(64), aligned(8)));
-typedef double Vec4 __attribute__((vector_size(32), aligned(8)));
-
-// AVX-512 (32 vector registers): 4 rows x 16 columns, 8 accumulators of 8 doubles.
-PYPTO_HOST_CUBE_WIDE __attribute__((noinline))
-static void DotPanelWide(double* c, const double* a, const double* panel, uint32_t rows, uint32_t ldc, uint32_t lda,
-                         uint32_t kk)
-{
-    for (uint32_t i = 0; i < rows; i += 4) {
-        Vec8 c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}, c30 = {}, c31 = {};
-        const double* a0 = a + uint64_t(i) * lda;
-        const double* a1 = a0 + lda;
-        const double* a2 = a1 + lda;
-        const double* a3 = a2 + lda;
-        const double* bp = panel;
-        for (uint32_t k = 0; k < kk; ++k, bp += 16) {
-            Vec8 b0, b1;
-            std::memcpy(&b0, bp, 64);
-            std::memcpy(&b1, bp + 8, 64);
-            const double x0 = a0[k], x1 = a1[k], x2 = a2[k], x3 = a3[k];
-            c00 += x0 * b0; c01 += x0 * b1;
-            c10 += x1 * b0; c11 += x1 * b1;
-            c20 += x2 * b0; c21 += x2 * b1;
-            c30 += x3 * b0; c31 += x3 * b1;
-        }
-        double* r = c + uint64_t(i) * ldc;
-        std::memcpy(r, &c00, 64); std::memcpy(r + 8, &c01, 64); r += ldc;
-        std::memcpy(r, &c10, 64); std::memcpy(r + 8, &c11, 64); r += ldc;
-        std::memcpy(r, &c20, 64); std::memcpy(r + 8, &c21, 64); r += ldc;
-        std::memcpy(r, &c30, 64); std::memcpy(r + 8, &c31, 64);
-    }
-}
-
-// AVX2 (16 vector registers) and the baseline: 2 rows x 16 columns, 8 accumulators of 4 doubles.
-PYPTO_HOST_CUBE_NARROW __attribute__((noinline))
-static void DotPanelNarrow(double* c, const double* a, const double* panel, uint32_t rows, uint32_t ldc,
-                           uint32_t lda, uint32_t kk)
-{
-    for (uint32_t i = 0; i < rows; i += 2) {
-        Vec4 c00 = {}, c01 = {}, c02 = {}, c03 = {}, c10 = {}, c11 = {}, c12 = {}, c13 = {};
-        const double* a0 = a + uint64_t(i) * lda;
-        const double* a1 = a0 + lda;
-        const double* bp = panel;
-        for (uint32_t k = 0; k < kk; ++k, bp += 16) {
-            Vec4 b0, b1, b2, b3;
-            std::memcpy(&b0, bp, 32);
-            std::memcpy(&b1, bp + 4, 32);
-            std::memcpy(&b2, bp + 8, 32);
-            std::memcpy(&b3, bp + 12, 32);
-            const double x0 = a0[k], x1 = a1[k];
-            c00 += x0 * b0; c01 += x0 * b1; c02 += x0 * b2; c03 += x0 * b3;
-            c10 += x1 * b0; c11 += x1 * b1; c12 += x1 * b2; c13 += x1 * b3;
-        }
-        double* r = c + uint64_t(i) * ldc;
-        std::memcpy(r, &c00, 32); std::memcpy(r + 4, &c01, 32); std::memcpy(r + 8, &c02, 32);
-        std::memcpy(r + 12, &c03, 32);
-        r += ldc;
-        std::memcpy(r, &c10, 32); std::memcpy(r + 4, &c11, 32); std::memcpy(r + 8, &c12, 32);
-        std::memcpy(r + 12, &c13, 32);
-    }
-}
-
-static bool WideCube()
-{
-#if defined(PYPTO_HOST_CUBE_X86)
-    static const bool wide = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-    return wide;
-#else
-    return false;
-#endif
-}
-
-static void DotBlocks(double* c, const double* a, const double* panels, uint32_t rows, uint32_t cols, uint32_t kk)
-{
-    for (uint32_t j = 0; j < cols; j += 16) {
-        const double* panel = panels + uint64_t(j) * kk;  // panel j / 16: kk rows of 16
-        if (WideCube()) DotPanelWide(c + j, a, panel, rows, cols, kk, kk);
-        else DotPanelNarrow(c + j, a, panel, rows, cols, kk, kk);
     }
 }
 
@@ -494,7 +407,9 @@ void CubeMmad(Ty ct, Ty ab, const TensorDesc& c, const TensorDesc& a, const Tens
         CheckSpan(a, aBytes, (pre + "left operand " + std::to_string(M) + "x" + std::to_string(K) + " fractals").c_str(), "L0A", wa);
         CheckSpan(b, bBytes, (pre + "right operand " + std::to_string(K) + "x" + std::to_string(N) + " fractals").c_str(), "L0B", wb);
         CheckSpan(c, cBytes, (pre + "result " + std::to_string(M) + "x" + std::to_string(N) + " fractals").c_str(), "L0C", wc);
-        // Every operand element that reaches a valid output must have been loaded.
+        // Every operand element that reaches a valid output must have been loaded: all of
+        // both operands mostly, else the rows and columns that reach valid outputs one by one.
+        if (!IsWritten(wa, a, 0, aBytes))
         for (uint32_t i = 0; i < p.m; ++i)
             for (uint32_t kf = 0; kf < K; ++kf)
                 if (!IsWritten(wa, a, (uint64_t(i / 16) * K + kf) * 512 + (i % 16) * kBlock, kBlock)) {
@@ -502,6 +417,7 @@ void CubeMmad(Ty ct, Ty ab, const TensorDesc& c, const TensorDesc& a, const Tens
                           " of the left operand was never loaded into L0A (m/k larger than what LoadData moved, or "
                           "padding in L1 that no Nd2Nz wrote)");
                 }
+        if (!IsWritten(wb, b, 0, bBytes))
         for (uint32_t kf = 0; kf < K; ++kf)
             for (uint32_t j = 0; j < p.n; ++j)
                 if (!IsWritten(wb, b, (uint64_t(kf) * N + j / 16) * 512 + (j % 16) * kBlock, kBlock)) {
@@ -517,8 +433,9 @@ void CubeMmad(Ty ct, Ty ab, const TensorDesc& c, const TensorDesc& a, const Tens
     if (fromBias && !bias) {
         Fault(std::string(op) + ": cmatrixSource=true (initial C from the BiasTable) needs the bias overload Mmad(c, a, b, bias, params)");
     }
-    std::vector<double> biasVal(uint64_t(N) * 16, 0.0);
+    std::vector<double> biasVal;
     if (fromBias) {
+        biasVal.resize(uint64_t(N) * 16);
         const Where wbias = CubeWhere(*bias, op, "bias");
         NeedMem(wbias, {CubeMem::BT}, op, "bias", "the BiasTable (C2)");
         CheckSpan(*bias, uint64_t(N) * 16 * ct.size, (std::string(op) + ": bias of n rounded up to 16").c_str(), "bias", wbias);
@@ -527,50 +444,8 @@ void CubeMmad(Ty ct, Ty ab, const TensorDesc& c, const TensorDesc& a, const Tens
         }
         for (uint32_t j = 0; j < N * 16; ++j) biasVal[j] = CubeInAs(ct.dt, Ptr(*bias) + j * ct.size);
     }
-    WithTypeIn<Dt::I8, Dt::F16, Dt::BF16, Dt::F32>(ab.dt, [&](auto tagU) {
-        using U = decltype(tagU);
-        // Gather operands as doubles: A row-major [M*16][K*c0]; B as 16-column panels
-        // [N][K*c0][16] (a Zn fractal holds 16 columns of c0 consecutive k each).
-        const uint32_t KK = K * c0;
-        std::vector<double> A(uint64_t(M) * 16 * KK), B(uint64_t(KK) * N * 16);
-        const uint8_t* pa = Ptr(a);
-        const uint8_t* pb = Ptr(b);
-        for (uint32_t i = 0; i < M * 16; ++i)
-            for (uint32_t kf = 0; kf < K; ++kf) {
-                const uint8_t* src = pa + (uint64_t(i / 16) * K + kf) * 512 + uint64_t(i % 16) * c0 * sizeof(U);
-                double* dst = &A[uint64_t(i) * KK + uint64_t(kf) * c0];
-                for (uint32_t e = 0; e < c0; ++e) dst[e] = CubeIn<U>(src + e * sizeof(U));
-            }
-        for (uint32_t jp = 0; jp < N; ++jp)
-            for (uint32_t kf = 0; kf < K; ++kf) {
-                const uint8_t* frac = pb + (uint64_t(kf) * N + jp) * 512;
-                double* panel = &B[(uint64_t(jp) * KK + uint64_t(kf) * c0) * 16];
-                for (uint32_t jj = 0; jj < 16; ++jj)
-                    for (uint32_t e = 0; e < c0; ++e)
-                        panel[uint64_t(e) * 16 + jj] = CubeIn<U>(frac + (uint64_t(jj) * c0 + e) * sizeof(U));
-            }
-        // Every product (int8, half, bf16 and float operands alike) is exact in double, so the
-        // sums below are the only roundings, in increasing k for every element: the blocked
-        // kernel gives the same bits as a plain triple loop, whatever ISA it was compiled for.
-        std::vector<double> acc(uint64_t(M) * 16 * N * 16);
-        DotBlocks(acc.data(), A.data(), B.data(), M * 16, N * 16, KK);
-        WithTypeIn<Dt::I32, Dt::F32>(ct.dt, [&](auto tagT) {
-            using T = decltype(tagT);
-            uint8_t* pc = Ptr(c);
-            for (uint32_t jp = 0; jp < N; ++jp)
-                for (uint32_t i = 0; i < M * 16; ++i) {
-                    uint8_t* row = pc + ((uint64_t(jp) * M + i / 16) * 256 + (i % 16) * 16) * sizeof(T);
-                    const double* sums = &acc[uint64_t(i) * N * 16 + uint64_t(jp) * 16];
-                    for (uint32_t jj = 0; jj < 16; ++jj) {
-                        uint8_t* cp = row + jj * sizeof(T);
-                        double init = 0.0;
-                        if (fromBias) init = biasVal[uint64_t(jp) * 16 + jj];
-                        else if (!p.cmatrixInitVal) init = CubeIn<T>(cp);
-                        Store<T>(cp, FromD<T>(init + sums[jj]));
-                    }
-                }
-        });
-    });
+    const MmadInit init = fromBias ? MmadInit::Bias : p.cmatrixInitVal ? MmadInit::Zero : MmadInit::L0C;
+    CubeMmadArith(MmadArith{ab.dt, ct.dt, Ptr(a), Ptr(b), Ptr(c), M, N, K, c0, init, fromBias ? biasVal.data() : nullptr});
     MarkWritten(wc, c, 0, cBytes);
 }
 
@@ -637,19 +512,35 @@ void CubeFixpipe(Ty dt, Ty st, const GmDesc& dst, const TensorDesc& src, const F
             using T = decltype(tagT);
             using U = decltype(tagU);
             const uint8_t* pc = Ptr(src);
-            std::vector<uint8_t> row(uint64_t(p.nSize) * sizeof(T));
+            // Mostly every fractal column's rows [0, mSize) were written: one check for all.
+            bool written = true;
+            for (uint32_t jf = 0; jf < nf && written; ++jf)
+                written = IsWritten(ws, src, uint64_t(jf) * p.srcStride * 16 * st.size, uint64_t(p.mSize) * 16 * st.size);
+            std::vector<T> row(p.nSize);
+            const bool relu = p.reluEn;
             for (uint32_t i = 0; i < p.mSize; ++i) {
-                for (uint32_t j = 0; j < p.nSize; ++j) {
-                    const uint64_t off = ((uint64_t(j / 16) * p.srcStride + i) * 16 + j % 16) * st.size;
-                    if (!IsWritten(ws, src, off, st.size)) {
-                        Fault(std::string(op) + ": L0C element (" + std::to_string(i) + ", " + std::to_string(j) +
-                              ") was never written by Mmad (nSize/mSize/srcStride do not match the Mmad result)");
+                for (uint32_t jf = 0; jf < nf; ++jf) {
+                    const uint32_t j0 = jf * 16, n = std::min<uint32_t>(16, p.nSize - j0);
+                    const uint64_t off = (uint64_t(jf) * p.srcStride + i) * 16 * st.size;
+                    for (uint32_t jj = 0; jj < n && !written; ++jj)
+                        if (!IsWritten(ws, src, off + jj * st.size, st.size)) {
+                            Fault(std::string(op) + ": L0C element (" + std::to_string(i) + ", " + std::to_string(j0 + jj) +
+                                  ") was never written by Mmad (nSize/mSize/srcStride do not match the Mmad result)");
+                        }
+                    U seg[16];
+                    std::memcpy(seg, pc + off, sizeof(seg));  // a whole 64-byte fractal row
+                    T* out = row.data() + j0;
+                    if (n == 16 && !relu) {  // the common case, in a loop the compiler vectorises
+                        for (uint32_t jj = 0; jj < 16; ++jj) out[jj] = FromD<T>(ToD(seg[jj]));
+                    } else {
+                        for (uint32_t jj = 0; jj < n; ++jj) {
+                            const double v = ToD(seg[jj]);
+                            out[jj] = FromD<T>(relu && v < 0 ? 0.0 : v);
+                        }
                     }
-                    double v = CubeIn<U>(pc + off);
-                    if (p.reluEn && v < 0) v = 0;
-                    Store<T>(row.data() + uint64_t(j) * sizeof(T), FromD<T>(v));
                 }
-                StoreGm<T>(Addr(dst) + uint64_t(i) * p.dstStride * sizeof(T), row.data(), row.size());
+                StoreGm<T>(Addr(dst) + uint64_t(i) * p.dstStride * sizeof(T), reinterpret_cast<const uint8_t*>(row.data()),
+                           row.size() * sizeof(T));
             }
         });
     });

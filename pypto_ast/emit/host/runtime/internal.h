@@ -243,6 +243,22 @@ void CheckLive(const TensorDesc& d, const char* op);  // runtime/core.cpp
 void CubeInitQueue(void*& pools, QueueCore& q, uint8_t num, uint32_t len);
 void CubeInitTBuf(void*& pools, TPosition pos, uint8_t*& ub, uint32_t& addr, uint32_t& len, uint32_t bytes);
 void CubeDestroyPools(void* pools);
+// Mmad's arithmetic (runtime/cube_dot.cpp), after cube.cpp's checks: L0C (Nz) = init + L0A (Zz)
+// x L0B (Zn) over M x N x K fractals, every output summed in double in increasing k.
+enum class MmadInit { Zero, L0C, Bias };
+struct MmadArith {
+    Dt ab, cDt;          // operand dtype; L0C dtype (F32 or I32)
+    const uint8_t* a;    // L0A, M x K fractals
+    const uint8_t* b;    // L0B, K x N fractals
+    uint8_t* c;          // L0C, M x N fractals of 16 x 16
+    uint32_t M, N, K, c0;
+    MmadInit init;
+    const double* bias;  // N * 16 values when init == Bias
+};
+void CubeMmadArith(const MmadArith& m);
+// 16 x 16 elements of 16 bits at src (row-major) -> dst, transposed; the two must not overlap
+// (runtime/cube_dot.cpp).
+void Transpose16x16u16(const uint8_t* src, uint8_t* dst);
 
 inline void CheckUbAligned(const TensorDesc& d, const char* op, const char* which)
 {
