@@ -177,6 +177,32 @@ PYPTO_HOST_SIMD inline void CastF16ToF32(uint8_t* d, const uint8_t* s, int64_t n
         std::memcpy(d + static_cast<size_t>(i) * 4, b, static_cast<size_t>(m) * 4);
     }
 }
+// bfloat16 is the top half of a binary32: widening is a 16-bit shift (exact), and rounding to
+// nearest even is an integer add on the bits, carries into the exponent included (subnormals,
+// overflow to inf).  NaN goes as the generic path (fp::Decode / fp::Encode through double) sends
+// it: bf16 -> float keeps the sign and quietens to 0x7FC00000, float -> bf16 gives 0x7FC0.
+// Cast's overlap rule leaves dst and src disjoint (different element sizes), hence restrict.
+typedef uint16_t U16A __attribute__((may_alias));
+typedef uint32_t U32A __attribute__((may_alias));
+PYPTO_HOST_SIMD inline void CastBf16ToF32(uint8_t* __restrict d, const uint8_t* __restrict s, int64_t n)
+{
+    U32A* D = reinterpret_cast<U32A*>(d);
+    const U16A* S = reinterpret_cast<const U16A*>(s);
+    for (int64_t k = 0; k < n; ++k) {
+        const uint32_t w = static_cast<uint32_t>(S[k]) << 16;
+        D[k] = (w & 0x7FFFFFFFu) > 0x7F800000u ? (w & 0x80000000u) | 0x7FC00000u : w;
+    }
+}
+PYPTO_HOST_SIMD inline void CastF32ToBf16(uint8_t* __restrict d, const uint8_t* __restrict s, int64_t n)
+{
+    U16A* D = reinterpret_cast<U16A*>(d);
+    const U32A* S = reinterpret_cast<const U32A*>(s);
+    for (int64_t k = 0; k < n; ++k) {
+        const uint32_t w = S[k];
+        const uint32_t r = (w + 0x7FFFu + ((w >> 16) & 1u)) >> 16;  // ties to the even bf16
+        D[k] = static_cast<uint16_t>((w & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FC0u : r);
+    }
+}
 template <typename To, typename From> inline To BitCast(From f)
 {
     static_assert(sizeof(To) == sizeof(From), "BitCast of different sizes");

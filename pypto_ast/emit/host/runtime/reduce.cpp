@@ -332,6 +332,8 @@ void VecCast(Ty d, Ty s, const TensorDesc& dst, const TensorDesc& src, RoundMode
     const auto r = ToRnd(mode);
     if (s.dt == Dt::F32 && d.dt == Dt::F16 && r == pypto_host::fp::Rnd::NearestEven) return CastF32ToF16(Ptr(dst), Ptr(src), count);
     if (s.dt == Dt::F16 && d.dt == Dt::F32 && r == pypto_host::fp::Rnd::NearestEven) return CastF16ToF32(Ptr(dst), Ptr(src), count);
+    if (s.dt == Dt::F32 && d.dt == Dt::BF16 && r == pypto_host::fp::Rnd::NearestEven) return CastF32ToBf16(Ptr(dst), Ptr(src), count);
+    if (s.dt == Dt::BF16 && d.dt == Dt::F32) return CastBf16ToF32(Ptr(dst), Ptr(src), count);  // CAST_NONE only
     WithType(d.dt, [&](auto tag) {
         using T = decltype(tag);
         for (uint32_t i = 0; i < count; ++i) {
