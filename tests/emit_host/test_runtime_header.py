@@ -1438,6 +1438,27 @@ void kernel()
     ReduceMin(d, s, w, 1000, true); show("min_long");
     ReduceSum(d, s, w, 1000); show("sum_long");
     ReduceSum(d, s, w, 64); show("sum_64");
+    // the value-only ReduceMax/Min (a vectorised scan of its own) against the value of the indexed
+    // form: zeros of both signs, a NaN past the first 16 lanes, every length of the loop's tail
+    for (uint32_t i = 0; i < 1000; ++i) s.SetValue(i, (i % 7 == 3) ? -0.0f : (i % 11 == 5) ? 0.0f : -1.0f - i);
+    auto same = [&](const char* what, uint32_t n) {
+        LocalTensor<uint32_t> u = d.ReinterpretCast<uint32_t>();
+        for (int isMax = 0; isMax < 2; ++isMax) {
+            if (isMax) ReduceMax(d, s, w, n, true); else ReduceMin(d, s, w, n, true);
+            const uint32_t want = u.GetValue(0);
+            if (isMax) ReduceMax(d, s, w, n, false); else ReduceMin(d, s, w, n, false);
+            if (u.GetValue(0) != want) std::printf("%s %u %d %08x %08x\n", what, n, isMax, (unsigned)u.GetValue(0), (unsigned)want);
+        }
+    };
+    for (uint32_t n = 1; n <= 40; ++n) same("value_only", n);
+    same("value_only", 1000);
+    s.SetValue(37, nan);
+    s.SetValue(900, -nan);
+    for (uint32_t n = 30; n <= 60; ++n) same("value_only_nan", n);
+    same("value_only_nan", 1000);
+    s.SetValue(37, std::numeric_limits<float>::infinity());
+    s.SetValue(900, -std::numeric_limits<float>::infinity());
+    same("value_only_inf", 1000);
 }
 """ + FAULT_MAIN
 
@@ -1448,6 +1469,7 @@ def test_float_reductions_fast_paths(tmp_path):
     src = "#include <limits>\n" + FLOAT_REDUCE
     proc = build_and_run(tmp_path, "freduce", src)
     assert proc.returncode == 0, proc.stderr
+    assert "value_only" not in proc.stdout, proc.stdout
     got = {line.split()[0]: (int(line.split()[1], 16), int(line.split()[2])) for line in proc.stdout.split("\n") if line and line != "NO FAULT"}
 
     def bits(v):
