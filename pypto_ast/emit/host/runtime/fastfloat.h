@@ -192,24 +192,50 @@ PYPTO_HOST_SIMD inline void CastF16ToF32(uint8_t* d, const uint8_t* s, int64_t n
 // Cast's overlap rule leaves dst and src disjoint (different element sizes), hence restrict.
 typedef uint16_t U16A __attribute__((may_alias));
 typedef uint32_t U32A __attribute__((may_alias));
+// 16 elements at a time in GCC vector types (the clones compile them to AVX2 or SSE2): bf16 in
+// 16-bit lanes, NaNs quietened there, then interleaved with zeros (= shifted up by 16 bits).
+typedef int16_t VH16 __attribute__((vector_size(32)));
+typedef int16_t VH16U __attribute__((vector_size(32), aligned(2), may_alias));  // UB bytes
+typedef int32_t VI8 __attribute__((vector_size(32)));
+typedef int32_t VI8U __attribute__((vector_size(32), aligned(4), may_alias));
+typedef uint32_t VU8 __attribute__((vector_size(32)));
+typedef float VF8 __attribute__((vector_size(32)));
+inline uint32_t Bf16Widened(uint16_t h)
+{
+    const uint32_t w = static_cast<uint32_t>(h) << 16;
+    return (w & 0x7FFFFFFFu) > 0x7F800000u ? (w & 0x80000000u) | 0x7FC00000u : w;
+}
+inline uint16_t Bf16Rounded(uint32_t w)
+{
+    const uint32_t r = (w + 0x7FFFu + ((w >> 16) & 1u)) >> 16;  // ties to the even bf16
+    return static_cast<uint16_t>((w & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FC0u : r);
+}
 PYPTO_HOST_SIMD inline void CastBf16ToF32(uint8_t* __restrict d, const uint8_t* __restrict s, int64_t n)
 {
-    U32A* D = reinterpret_cast<U32A*>(d);
-    const U16A* S = reinterpret_cast<const U16A*>(s);
-    for (int64_t k = 0; k < n; ++k) {
-        const uint32_t w = static_cast<uint32_t>(S[k]) << 16;
-        D[k] = (w & 0x7FFFFFFFu) > 0x7F800000u ? (w & 0x80000000u) | 0x7FC00000u : w;
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        VH16 h = *reinterpret_cast<const VH16U*>(s + 2 * k);
+        h = (h & 0x7FFF) > 0x7F80 ? (VH16)((h & static_cast<int16_t>(0x8000)) | 0x7FC0) : h;
+        const VH16 z = VH16{};
+        reinterpret_cast<VH16U*>(d + 4 * k)[0] = __builtin_shufflevector(z, h, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+        reinterpret_cast<VH16U*>(d + 4 * k)[1] = __builtin_shufflevector(z, h, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
     }
+    for (; k < n; ++k) reinterpret_cast<U32A*>(d)[k] = Bf16Widened(reinterpret_cast<const U16A*>(s)[k]);
 }
 PYPTO_HOST_SIMD inline void CastF32ToBf16(uint8_t* __restrict d, const uint8_t* __restrict s, int64_t n)
 {
-    U16A* D = reinterpret_cast<U16A*>(d);
-    const U32A* S = reinterpret_cast<const U32A*>(s);
-    for (int64_t k = 0; k < n; ++k) {
-        const uint32_t w = S[k];
-        const uint32_t r = (w + 0x7FFFu + ((w >> 16) & 1u)) >> 16;  // ties to the even bf16
-        D[k] = static_cast<uint16_t>((w & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FC0u : r);
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        VI8 r[2];
+        for (int h = 0; h < 2; ++h) {
+            const VI8 w = reinterpret_cast<const VI8U*>(s + 4 * k)[h];
+            const VF8 f = (VF8)w;  // the same bits as floats: NaN is the unordered compare
+            r[h] = f != f ? 0x7FC0 : (VI8)(((VU8)w + 0x7FFFu + (((VU8)w >> 16) & 1u)) >> 16);
+        }
+        const VH16 a = (VH16)r[0], b = (VH16)r[1];  // the low halves hold the results
+        *reinterpret_cast<VH16U*>(d + 2 * k) = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     }
+    for (; k < n; ++k) reinterpret_cast<U16A*>(d)[k] = Bf16Rounded(reinterpret_cast<const U32A*>(s)[k]);
 }
 template <typename To, typename From> inline To BitCast(From f)
 {

@@ -16,19 +16,17 @@ template <typename T> T TreeSum(const uint8_t* p, uint32_t n)
 // Float ReduceSum of one repeat of 64 elements: the same binary tree as TreeSum (halves of a
 // power of two = adjacent pairs, level by level), in float (= Arith<float>).  Each level adds
 // the even-indexed elements to the odd-indexed ones of 16 consecutive values, 8 sums in order.
-typedef float V8 __attribute__((vector_size(32)));
 typedef float V4 __attribute__((vector_size(16)));
-typedef uint32_t VU8 __attribute__((vector_size(32)));
 // (Vectors pass by pointer: by value they would change the ABI between the ISA clones.)
-inline void PairSums(V8* out, const V8* x, const V8* y)
+inline void PairSums(VF8* out, const VF8* x, const VF8* y)
 {
     *out = __builtin_shufflevector(*x, *y, 0, 2, 4, 6, 8, 10, 12, 14) + __builtin_shufflevector(*x, *y, 1, 3, 5, 7, 9, 11, 13, 15);
 }
 inline float TreeSum64(const uint8_t* p)
 {
-    typedef float V8U __attribute__((vector_size(32), aligned(4), may_alias));  // UB bytes, any alignment
-    V8 v[8];
-    for (int i = 0; i < 8; ++i) v[i] = reinterpret_cast<const V8U*>(p)[i];
+    typedef float VF8U __attribute__((vector_size(32), aligned(4), may_alias));  // UB bytes
+    VF8 v[8];
+    for (int i = 0; i < 8; ++i) v[i] = reinterpret_cast<const VF8U*>(p)[i];
     for (int w = 4; w >= 1; w /= 2)
         for (int i = 0; i < w; ++i) PairSums(&v[i], &v[2 * i], &v[2 * i + 1]);
     const V4 d = __builtin_shufflevector(v[0], v[0], 0, 2, 4, 6) + __builtin_shufflevector(v[0], v[0], 1, 3, 5, 7);
@@ -95,9 +93,7 @@ template <bool isMax> PYPTO_HOST_SIMD uint32_t FirstExtreme(const uint8_t* p, ui
 // the extreme order key (OrderKey is its own inverse), unless a NaN is present (then the first).
 template <bool isMax> PYPTO_HOST_SIMD uint32_t ExtremeBits(const uint8_t* p, uint32_t n)
 {
-    // 16 running extremes side by side in two vectors (GCC vector extensions), folded at the end.
-    typedef int32_t VI8 __attribute__((vector_size(32)));
-    typedef int32_t VI8U __attribute__((vector_size(32), aligned(4), may_alias));  // UB bytes
+    // 16 running extremes side by side in two vectors (VI8: fastfloat.h), folded at the end.
     const int32_t start = isMax ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
     VI8 lane[2] = {start - VI8{}, start - VI8{}}, nans = VI8{};
     uint32_t i = 0;
