@@ -268,8 +268,8 @@ template <char code> struct ArithF {
 // result); overflow -> +inf, underflow -> 0 / subnormal, NaN stays NaN (quietened).
 inline float ExpF(float x0)
 {
-    float x = x0 > 89.0f ? 89.0f : x0;   // e^89 > FLT_MAX: +inf below
-    x = x < -104.0f ? -104.0f : x;       // e^-104 < FLT_TRUE_MIN / 2: +0 below
+    float x = x0 < 89.0f ? x0 : 89.0f;   // e^89 > FLT_MAX: +inf below (a NaN becomes 89 here:
+    x = x > -104.0f ? x : -104.0f;       // min/max instructions); e^-104 < FLT_TRUE_MIN / 2: +0 below
     const float t = x * 1.44269504088896341f + 12582912.0f;  // 1.5 * 2^23: round(x / ln2)
     const float n = t - 12582912.0f;
     x = x - n * 0.693359375f;
@@ -284,8 +284,7 @@ inline float ExpF(float x0)
     const int32_t ni = BitCast<int32_t>(t) - 0x4B400000;  // n in [-150, 128]
     const int32_t n1 = ni >> 1;
     const float r = (p * BitCast<float>((n1 + 127) << 23)) * BitCast<float>((ni - n1 + 127) << 23);
-    const uint32_t in = BitCast<uint32_t>(x0);
-    return (in & 0x7FFFFFFFu) > 0x7F800000u ? BitCast<float>(in | 0x00400000u) : r;
+    return x0 != x0 ? BitCast<float>(BitCast<uint32_t>(x0) | 0x00400000u) : r;  // NaN: x0, quietened
 }
 
 }  // namespace
