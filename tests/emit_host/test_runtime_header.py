@@ -15,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 CXX = shutil.which("g++")
 pytestmark = pytest.mark.skipif(
@@ -1309,6 +1311,100 @@ def test_half_fast_path_is_exactly_rounded(tmp_path):
     assert not bad
 
 
+BF16_CAST = r"""
+// Cast float -> bfloat16_t (CAST_RINT) and bfloat16_t -> float (CAST_NONE), the vectorised paths,
+// against the double route the generic Cast takes (bfloat16_t(double) = fp::Encode(fp::RoundTo),
+// fp::Bf16ToDouble), bit for bit.  Words (float bit patterns) come from stdin, or else: every
+// high half with the low halves at and around its rounding tie, and every bf16 pattern widened.
+// Ragged counts and a view at an offset reach the vector loops' tails.  Prints "bad N ...".
+#include <cstring>
+#include <iostream>
+static std::vector<uint32_t> g_words;
+static uint32_t FloatBits(float f) { uint32_t b; std::memcpy(&b, &f, 4); return b; }
+static float BitsFloat(uint32_t b) { float f; std::memcpy(&f, &b, 4); return f; }
+void kernel()
+{
+    TPipe pipe;
+    TBuf<> bf, bh, bg;
+    const uint32_t cap = 4128, step = 4093;  // odd: every chunk ends in a loop tail
+    pipe.InitBuffer(bf, cap * 4);
+    pipe.InitBuffer(bh, cap * 2);
+    pipe.InitBuffer(bg, cap * 4);
+    LocalTensor<float> f = bf.Get<float>()[8], g = bg.Get<float>();
+    LocalTensor<bfloat16_t> h = bh.Get<bfloat16_t>()[16];
+    LocalTensor<uint32_t> fu = f.ReinterpretCast<uint32_t>(), gu = g.ReinterpretCast<uint32_t>();
+    unsigned long bad = 0, checked = 0;
+    auto miss = [&](const char* what, uint32_t in, uint32_t got, uint32_t want) {
+        if (bad++ < 5) std::printf("%s %08x: %08x, want %08x\n", what, in, got, want);
+    };
+    for (size_t at = 0; at < g_words.size(); at += step) {
+        const uint32_t m = static_cast<uint32_t>(std::min<size_t>(step, g_words.size() - at));
+        for (uint32_t i = 0; i < m; ++i) fu.SetValue(i, g_words[at + i]);
+        Cast(h, f, RoundMode::CAST_RINT, m);
+        Cast(g, h, RoundMode::CAST_NONE, m);
+        for (uint32_t i = 0; i < m; ++i) {
+            const uint32_t w = g_words[at + i], b = h.GetValue(i).Bits();
+            const uint32_t want = bfloat16_t(static_cast<double>(BitsFloat(w))).Bits();
+            if (b != want) miss("rint", w, b, want);
+            const uint32_t wide = FloatBits(static_cast<float>(pypto_host::fp::Bf16ToDouble(static_cast<uint16_t>(b))));
+            if (gu.GetValue(i) != wide) miss("widen", b, gu.GetValue(i), wide);
+            ++checked;
+        }
+    }
+    std::printf("bad %lu of %lu\n", bad, checked);
+}
+int main(int argc, char** argv)
+{
+    if (argc > 1) {
+        uint32_t w;
+        while (std::cin >> std::hex >> w) g_words.push_back(w);
+    } else {
+        for (uint32_t hi = 0; hi < 65536; ++hi) {
+            for (uint32_t lo : {0x0000u, 0x0001u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu, (hi * 2654435761u) >> 16})
+                g_words.push_back(hi << 16 | lo);
+        }
+    }
+    try {
+        pypto_host::Launch(1, kernel);
+    } catch (const pypto_host::HardwareFault& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 3;
+    }
+    return 0;
+}
+"""
+
+
+def test_bf16_casts_match_the_double_route_exhaustively(tmp_path):
+    """Every bf16 widened, and every float high half rounded with the low halves at its tie (ties
+    to even and odd, just below and above), at 0 and at the top (NaNs whose high half reads as an
+    inf, overflow to inf), subnormals and zeros of both signs among them."""
+    proc = build_and_run(tmp_path, "bf16cast", BF16_CAST)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith(f"bad 0 of {65536 * 7}"), proc.stdout
+
+
+_F32_EDGES = [0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x00008000, 0x00018000, 0x7F7FFFFF,
+              0x7F7F8000, 0xFF7F7FFF, 0x7F800000, 0xFF800000, 0x7F800001, 0xFF800001, 0x7FC00000,
+              0xFFFFFFFF, 0x3F808000, 0x3F818000, 0x3F807FFF, 0x3F808001]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 2 ** 32 - 1), st.sampled_from(_F32_EDGES),
+                          st.floats(width=32).map(lambda v: struct.unpack("<I", struct.pack("<f", v))[0])),
+                min_size=1, max_size=600))
+def test_bf16_casts_match_the_double_route_on_drawn_floats(bf16_cast_exe, words):
+    proc = subprocess.run([str(bf16_cast_exe), "stdin"], input=" ".join(f"{w:x}" for w in words),
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith(f"bad 0 of {len(words)}"), proc.stdout
+
+
+@pytest.fixture(scope="module")
+def bf16_cast_exe(tmp_path_factory):
+    return compile_program(BF16_CAST, tmp_path_factory.mktemp("bf16cast") / "bf16cast")
+
+
 FLOAT_REDUCE = r"""
 void kernel()
 {
@@ -1342,6 +1438,27 @@ void kernel()
     ReduceMin(d, s, w, 1000, true); show("min_long");
     ReduceSum(d, s, w, 1000); show("sum_long");
     ReduceSum(d, s, w, 64); show("sum_64");
+    // the value-only ReduceMax/Min (a vectorised scan of its own) against the value of the indexed
+    // form: zeros of both signs, a NaN past the first 16 lanes, every length of the loop's tail
+    for (uint32_t i = 0; i < 1000; ++i) s.SetValue(i, (i % 7 == 3) ? -0.0f : (i % 11 == 5) ? 0.0f : -1.0f - i);
+    auto same = [&](const char* what, uint32_t n) {
+        LocalTensor<uint32_t> u = d.ReinterpretCast<uint32_t>();
+        for (int isMax = 0; isMax < 2; ++isMax) {
+            if (isMax) ReduceMax(d, s, w, n, true); else ReduceMin(d, s, w, n, true);
+            const uint32_t want = u.GetValue(0);
+            if (isMax) ReduceMax(d, s, w, n, false); else ReduceMin(d, s, w, n, false);
+            if (u.GetValue(0) != want) std::printf("%s %u %d %08x %08x\n", what, n, isMax, (unsigned)u.GetValue(0), (unsigned)want);
+        }
+    };
+    for (uint32_t n = 1; n <= 40; ++n) same("value_only", n);
+    same("value_only", 1000);
+    s.SetValue(37, nan);
+    s.SetValue(900, -nan);
+    for (uint32_t n = 30; n <= 60; ++n) same("value_only_nan", n);
+    same("value_only_nan", 1000);
+    s.SetValue(37, std::numeric_limits<float>::infinity());
+    s.SetValue(900, -std::numeric_limits<float>::infinity());
+    same("value_only_inf", 1000);
 }
 """ + FAULT_MAIN
 
@@ -1352,6 +1469,7 @@ def test_float_reductions_fast_paths(tmp_path):
     src = "#include <limits>\n" + FLOAT_REDUCE
     proc = build_and_run(tmp_path, "freduce", src)
     assert proc.returncode == 0, proc.stderr
+    assert "value_only" not in proc.stdout, proc.stdout
     got = {line.split()[0]: (int(line.split()[1], 16), int(line.split()[2])) for line in proc.stdout.split("\n") if line and line != "NO FAULT"}
 
     def bits(v):

@@ -54,18 +54,18 @@ double UnaryD(UnOp op, double x)
     }
     return x;
 }
-// The same function on a chunk of floats v[0..m): exact for Abs/Sqrt/Reciprocal/Relu (single
-// IEEE operations; Relu is Maxs(x, 0)), ExpChunk for Exp, Ln/Rsqrt through double.
-template <UnOp op> struct UnaryChunk {
-    void operator()(F32A* v, int64_t m) const
+// The same function on a float: exact for Abs/Sqrt/Reciprocal/Relu (single IEEE operations;
+// Relu is Maxs(x, 0)), ExpF for Exp, Ln/Rsqrt through double.
+template <UnOp op> struct UnaryF {
+    float operator()(float x) const
     {
-        if constexpr (op == UnOp::Exp) ExpChunk(v, m);
-        else if constexpr (op == UnOp::Ln) { for (int64_t k = 0; k < m; ++k) v[k] = static_cast<float>(std::log(static_cast<double>(v[k]))); }
-        else if constexpr (op == UnOp::Abs) { for (int64_t k = 0; k < m; ++k) v[k] = std::fabs(v[k]); }
-        else if constexpr (op == UnOp::Sqrt) { for (int64_t k = 0; k < m; ++k) v[k] = std::sqrt(v[k]); }
-        else if constexpr (op == UnOp::Rsqrt) { for (int64_t k = 0; k < m; ++k) v[k] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(v[k]))); }
-        else if constexpr (op == UnOp::Reciprocal) { for (int64_t k = 0; k < m; ++k) v[k] = 1.0f / v[k]; }
-        else { for (int64_t k = 0; k < m; ++k) v[k] = ArithF<'>'>{}(v[k], 0.0f); }
+        if constexpr (op == UnOp::Exp) return ExpF(x);
+        else if constexpr (op == UnOp::Ln) return static_cast<float>(std::log(static_cast<double>(x)));
+        else if constexpr (op == UnOp::Abs) return std::fabs(x);
+        else if constexpr (op == UnOp::Sqrt) return std::sqrt(x);
+        else if constexpr (op == UnOp::Rsqrt) return static_cast<float>(1.0 / std::sqrt(static_cast<double>(x)));
+        else if constexpr (op == UnOp::Reciprocal) return 1.0f / x;
+        else return ArithF<'>'>{}(x, 0.0f);
     }
 };
 
@@ -112,7 +112,7 @@ template <typename T> void ScalarTyped(char code, const TensorDesc& dst, const T
     if constexpr (IsFastFloat<T>()) {
         const float fs = static_cast<float>(s);
         auto with = [&](auto f) {
-            FastUnary<T>(d, x, count, [fs, f](F32A* v, int64_t m) { for (int64_t k = 0; k < m; ++k) v[k] = f(v[k], fs); });
+            FastUnary<T>(d, x, count, [fs, f](float v) { return f(v, fs); });
         };
         switch (code) {
         case '+': return with(ArithF<'+'>{});
@@ -130,7 +130,7 @@ template <typename T> void ScalarTyped(char code, const TensorDesc& dst, const T
 
 template <typename T, UnOp op> void UnaryFast(const TensorDesc& dst, const TensorDesc& src, int64_t count)
 {
-    FastUnary<T>(Ptr(dst), Ptr(src), count, UnaryChunk<op>{});
+    FastUnary<T>(Ptr(dst), Ptr(src), count, UnaryF<op>{});
 }
 template <typename T> void UnaryTyped(UnOp op, const TensorDesc& dst, const TensorDesc& src, int64_t count)
 {

@@ -136,20 +136,28 @@ template <typename T, typename F> PYPTO_HOST_SIMD void FastBinary(uint8_t* d, co
         }
     }
 }
-// dst[i] = f(src) over n elements of T: f(F32A* inout, m) transforms m floats in place.
-// float: copy src to dst unless it is the same buffer (disjoint otherwise), then f on dst.
+// dst[i] = f(src[i]) over n elements of T, f an elementwise float function.  float: one pass
+// straight on UB, in place or (the overlap rule) between disjoint buffers.
+template <typename F> inline void UnF32InPlace(F32A* __restrict d, int64_t n, F f)
+{
+    for (int64_t k = 0; k < n; ++k) d[k] = f(d[k]);
+}
+template <typename F> inline void UnF32Disjoint(F32A* __restrict d, const F32A* __restrict a, int64_t n, F f)
+{
+    for (int64_t k = 0; k < n; ++k) d[k] = f(a[k]);
+}
 template <typename T, typename F> PYPTO_HOST_SIMD void FastUnary(uint8_t* d, const uint8_t* a, int64_t n, F f)
 {
     if constexpr (std::is_same<T, float>::value) {
-        if (d != a) std::memcpy(d, a, static_cast<size_t>(n) * 4);
-        f(reinterpret_cast<F32A*>(d), n);
+        if (d == a) UnF32InPlace(reinterpret_cast<F32A*>(d), n, f);
+        else UnF32Disjoint(reinterpret_cast<F32A*>(d), reinterpret_cast<const F32A*>(a), n, f);
     } else {
         alignas(64) float x[kChunk];
         for (int64_t i = 0; i < n; i += kChunk) {
             const int64_t m = n - i < kChunk ? n - i : kChunk;
             const size_t o = static_cast<size_t>(i) * sizeof(T);
             LoadF<T>(x, a + o, m);
-            f(x, m);
+            for (int64_t k = 0; k < m; ++k) x[k] = f(x[k]);
             StoreF<T>(d + o, x, m);
         }
     }
@@ -177,6 +185,58 @@ PYPTO_HOST_SIMD inline void CastF16ToF32(uint8_t* d, const uint8_t* s, int64_t n
         std::memcpy(d + static_cast<size_t>(i) * 4, b, static_cast<size_t>(m) * 4);
     }
 }
+// bfloat16 is the top half of a binary32: widening is a 16-bit shift (exact), and rounding to
+// nearest even is an integer add on the bits, carries into the exponent included (subnormals,
+// overflow to inf).  NaN goes as the generic path (fp::Decode / fp::Encode through double) sends
+// it: bf16 -> float keeps the sign and quietens to 0x7FC00000, float -> bf16 gives 0x7FC0.
+// Cast's overlap rule leaves dst and src disjoint (different element sizes), hence restrict.
+typedef uint16_t U16A __attribute__((may_alias));
+typedef uint32_t U32A __attribute__((may_alias));
+// 16 elements at a time in GCC vector types (the clones compile them to AVX2 or SSE2): bf16 in
+// 16-bit lanes, NaNs quietened there, then interleaved with zeros (= shifted up by 16 bits).
+typedef int16_t VH16 __attribute__((vector_size(32)));
+typedef int16_t VH16U __attribute__((vector_size(32), aligned(2), may_alias));  // UB bytes
+typedef int32_t VI8 __attribute__((vector_size(32)));
+typedef int32_t VI8U __attribute__((vector_size(32), aligned(4), may_alias));
+typedef uint32_t VU8 __attribute__((vector_size(32)));
+typedef float VF8 __attribute__((vector_size(32)));
+inline uint32_t Bf16Widened(uint16_t h)
+{
+    const uint32_t w = static_cast<uint32_t>(h) << 16;
+    return (w & 0x7FFFFFFFu) > 0x7F800000u ? (w & 0x80000000u) | 0x7FC00000u : w;
+}
+inline uint16_t Bf16Rounded(uint32_t w)
+{
+    const uint32_t r = (w + 0x7FFFu + ((w >> 16) & 1u)) >> 16;  // ties to the even bf16
+    return static_cast<uint16_t>((w & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FC0u : r);
+}
+PYPTO_HOST_SIMD inline void CastBf16ToF32(uint8_t* __restrict d, const uint8_t* __restrict s, int64_t n)
+{
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        VH16 h = *reinterpret_cast<const VH16U*>(s + 2 * k);
+        h = (h & 0x7FFF) > 0x7F80 ? (VH16)((h & static_cast<int16_t>(0x8000)) | 0x7FC0) : h;
+        const VH16 z = VH16{};
+        reinterpret_cast<VH16U*>(d + 4 * k)[0] = __builtin_shufflevector(z, h, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+        reinterpret_cast<VH16U*>(d + 4 * k)[1] = __builtin_shufflevector(z, h, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    }
+    for (; k < n; ++k) reinterpret_cast<U32A*>(d)[k] = Bf16Widened(reinterpret_cast<const U16A*>(s)[k]);
+}
+PYPTO_HOST_SIMD inline void CastF32ToBf16(uint8_t* __restrict d, const uint8_t* __restrict s, int64_t n)
+{
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        VI8 r[2];
+        for (int h = 0; h < 2; ++h) {
+            const VI8 w = reinterpret_cast<const VI8U*>(s + 4 * k)[h];
+            const VF8 f = (VF8)w;  // the same bits as floats: NaN is the unordered compare
+            r[h] = f != f ? 0x7FC0 : (VI8)(((VU8)w + 0x7FFFu + (((VU8)w >> 16) & 1u)) >> 16);
+        }
+        const VH16 a = (VH16)r[0], b = (VH16)r[1];  // the low halves hold the results
+        *reinterpret_cast<VH16U*>(d + 2 * k) = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    }
+    for (; k < n; ++k) reinterpret_cast<U16A*>(d)[k] = Bf16Rounded(reinterpret_cast<const U32A*>(s)[k]);
+}
 template <typename To, typename From> inline To BitCast(From f)
 {
     static_assert(sizeof(To) == sizeof(From), "BitCast of different sizes");
@@ -201,34 +261,30 @@ template <char code> struct ArithF {
         else return x == y ? BitsOr(x, y) : (x != x || x < y) ? x : y;                              // = MinD
     }
 };
-// e^x on a chunk of floats in float arithmetic, vectorisable (Cephes expf): x = n ln2 + r
+// e^x in float arithmetic, vectorisable in a loop (Cephes expf): x = n ln2 + r
 // (Cody-Waite, |r| <= ln2/2), e^r by a degree-7 polynomial, times 2^n applied as two exact
 // power-of-two factors (so subnormal results are rounded once).  Error < 1 ulp against the
 // exact value (measured over 44M floats: 0.96 ulp max; 99.6% equal to the correctly rounded
 // result); overflow -> +inf, underflow -> 0 / subnormal, NaN stays NaN (quietened).
-inline void ExpChunk(F32A* v, int64_t m)
+inline float ExpF(float x0)
 {
-    for (int64_t k = 0; k < m; ++k) {
-        const float x0 = v[k];
-        float x = x0 > 89.0f ? 89.0f : x0;   // e^89 > FLT_MAX: +inf below
-        x = x < -104.0f ? -104.0f : x;       // e^-104 < FLT_TRUE_MIN / 2: +0 below
-        const float t = x * 1.44269504088896341f + 12582912.0f;  // 1.5 * 2^23: round(x / ln2)
-        const float n = t - 12582912.0f;
-        x = x - n * 0.693359375f;
-        x = x - n * -2.12194440e-4f;
-        float p = 1.9875691500e-4f;
-        p = p * x + 1.3981999507e-3f;
-        p = p * x + 8.3334519073e-3f;
-        p = p * x + 4.1665795894e-2f;
-        p = p * x + 1.6666665459e-1f;
-        p = p * x + 5.0000001201e-1f;
-        p = p * (x * x) + x + 1.0f;
-        const int32_t ni = BitCast<int32_t>(t) - 0x4B400000;  // n in [-150, 128]
-        const int32_t n1 = ni >> 1;
-        const float r = (p * BitCast<float>((n1 + 127) << 23)) * BitCast<float>((ni - n1 + 127) << 23);
-        const uint32_t in = BitCast<uint32_t>(x0);
-        v[k] = (in & 0x7FFFFFFFu) > 0x7F800000u ? BitCast<float>(in | 0x00400000u) : r;
-    }
+    float x = x0 < 89.0f ? x0 : 89.0f;   // e^89 > FLT_MAX: +inf below (a NaN becomes 89 here:
+    x = x > -104.0f ? x : -104.0f;       // min/max instructions); e^-104 < FLT_TRUE_MIN / 2: +0 below
+    const float t = x * 1.44269504088896341f + 12582912.0f;  // 1.5 * 2^23: round(x / ln2)
+    const float n = t - 12582912.0f;
+    x = x - n * 0.693359375f;
+    x = x - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * x + 1.3981999507e-3f;
+    p = p * x + 8.3334519073e-3f;
+    p = p * x + 4.1665795894e-2f;
+    p = p * x + 1.6666665459e-1f;
+    p = p * x + 5.0000001201e-1f;
+    p = p * (x * x) + x + 1.0f;
+    const int32_t ni = BitCast<int32_t>(t) - 0x4B400000;  // n in [-150, 128]
+    const int32_t n1 = ni >> 1;
+    const float r = (p * BitCast<float>((n1 + 127) << 23)) * BitCast<float>((ni - n1 + 127) << 23);
+    return x0 != x0 ? BitCast<float>(BitCast<uint32_t>(x0) | 0x00400000u) : r;  // NaN: x0, quietened
 }
 
 }  // namespace

@@ -14,34 +14,28 @@ template <typename T> T TreeSum(const uint8_t* p, uint32_t n)
     return Arith<T>('+', TreeSum<T>(p, h), TreeSum<T>(p + static_cast<size_t>(h) * sizeof(T), n - h));
 }
 // Float ReduceSum of one repeat of 64 elements: the same binary tree as TreeSum (halves of a
-// power of two = adjacent pairs, level by level), in float (= Arith<float>).
-PYPTO_HOST_SIMD float TreeSum64(const uint8_t* p)
+// power of two = adjacent pairs, level by level), in float (= Arith<float>).  Each level adds
+// the even-indexed elements to the odd-indexed ones of 16 consecutive values, 8 sums in order.
+typedef float V4 __attribute__((vector_size(16)));
+// (Vectors pass by pointer: by value they would change the ABI between the ISA clones.)
+inline void PairSums(VF8* out, const VF8* x, const VF8* y)
 {
-    float v[64];
-    std::memcpy(v, p, sizeof v);
-    for (int w = 32; w >= 1; w /= 2) {
-        for (int i = 0; i < w; ++i) v[i] = v[2 * i] + v[2 * i + 1];
-    }
-    return v[0];
+    *out = __builtin_shufflevector(*x, *y, 0, 2, 4, 6, 8, 10, 12, 14) + __builtin_shufflevector(*x, *y, 1, 3, 5, 7, 9, 11, 13, 15);
 }
-// TreeSum64 of `reps` consecutive repeats, 8 at a time side by side (the same tree per repeat,
-// so the same bits; the additions of one level run across the 8 repeats in vector lanes).
+inline float TreeSum64(const uint8_t* p)
+{
+    typedef float VF8U __attribute__((vector_size(32), aligned(4), may_alias));  // UB bytes
+    VF8 v[8];
+    for (int i = 0; i < 8; ++i) v[i] = reinterpret_cast<const VF8U*>(p)[i];
+    for (int w = 4; w >= 1; w /= 2)
+        for (int i = 0; i < w; ++i) PairSums(&v[i], &v[2 * i], &v[2 * i + 1]);
+    const V4 d = __builtin_shufflevector(v[0], v[0], 0, 2, 4, 6) + __builtin_shufflevector(v[0], v[0], 1, 3, 5, 7);
+    return (d[0] + d[1]) + (d[2] + d[3]);
+}
+// TreeSum64 of `reps` consecutive repeats.
 PYPTO_HOST_SIMD void TreeSums64(const uint8_t* p, uint32_t reps, float* out)
 {
-    uint32_t r = 0;
-    for (; r + 8 <= reps; r += 8) {
-        float v[64][8];
-        for (int j = 0; j < 8; ++j) {
-            float row[64];
-            std::memcpy(row, p + (static_cast<size_t>(r) + j) * 256, sizeof row);
-            for (int i = 0; i < 64; ++i) v[i][j] = row[i];
-        }
-        for (int w = 32; w >= 1; w /= 2)
-            for (int i = 0; i < w; ++i)
-                for (int j = 0; j < 8; ++j) v[i][j] = v[2 * i][j] + v[2 * i + 1][j];
-        for (int j = 0; j < 8; ++j) out[r + j] = v[0][j];
-    }
-    for (; r < reps; ++r) out[r] = TreeSum64(p + static_cast<size_t>(r) * 256);
+    for (uint32_t r = 0; r < reps; ++r) out[r] = TreeSum64(p + static_cast<size_t>(r) * 256);
 }
 // ReduceMax / ReduceMin / WholeReduceMax / WholeReduceMin pick the element that Max / Min
 // folded over the row would give (internal.h MaxD / MinD; ascendc.md is silent on NaN and
@@ -99,19 +93,25 @@ template <bool isMax> PYPTO_HOST_SIMD uint32_t FirstExtreme(const uint8_t* p, ui
 // the extreme order key (OrderKey is its own inverse), unless a NaN is present (then the first).
 template <bool isMax> PYPTO_HOST_SIMD uint32_t ExtremeBits(const uint8_t* p, uint32_t n)
 {
-    int32_t best = isMax ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
-    uint32_t nan = 0;
+    // 16 running extremes side by side in two vectors (VI8: fastfloat.h), folded at the end.
+    const int32_t start = isMax ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
+    VI8 lane[2] = {start - VI8{}, start - VI8{}}, nans = VI8{};
     uint32_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        uint32_t b[64];
-        std::memcpy(b, p + static_cast<size_t>(i) * 4, sizeof b);
-        int32_t part = best;
-        for (int j = 0; j < 64; ++j) {
-            nan |= static_cast<uint32_t>((b[j] & 0x7FFFFFFFu) > 0x7F800000u);
-            const int32_t k = OrderKey(b[j]);
-            part = isMax ? (k > part ? k : part) : (k < part ? k : part);
+    for (; i + 16 <= n; i += 16) {
+        for (int h = 0; h < 2; ++h) {
+            const VI8 b = reinterpret_cast<const VI8U*>(p + static_cast<size_t>(i) * 4)[h];
+            nans |= (b & 0x7FFFFFFF) > 0x7F800000;
+            const VI8 k = b ^ (VI8)((VU8)(b >> 31) >> 1);  // OrderKey (a vector cast: the same bits)
+            lane[h] = isMax ? (k > lane[h] ? k : lane[h]) : (k < lane[h] ? k : lane[h]);
         }
-        best = part;
+    }
+    int32_t best = start;
+    uint32_t nan = 0;
+    for (int h = 0; h < 2; ++h) {
+        for (int j = 0; j < 8; ++j) {
+            nan |= static_cast<uint32_t>(nans[j] != 0);
+            best = isMax ? (lane[h][j] > best ? lane[h][j] : best) : (lane[h][j] < best ? lane[h][j] : best);
+        }
     }
     for (; i < n; ++i) {
         uint32_t b;
@@ -332,6 +332,8 @@ void VecCast(Ty d, Ty s, const TensorDesc& dst, const TensorDesc& src, RoundMode
     const auto r = ToRnd(mode);
     if (s.dt == Dt::F32 && d.dt == Dt::F16 && r == pypto_host::fp::Rnd::NearestEven) return CastF32ToF16(Ptr(dst), Ptr(src), count);
     if (s.dt == Dt::F16 && d.dt == Dt::F32 && r == pypto_host::fp::Rnd::NearestEven) return CastF16ToF32(Ptr(dst), Ptr(src), count);
+    if (s.dt == Dt::F32 && d.dt == Dt::BF16 && r == pypto_host::fp::Rnd::NearestEven) return CastF32ToBf16(Ptr(dst), Ptr(src), count);
+    if (s.dt == Dt::BF16 && d.dt == Dt::F32) return CastBf16ToF32(Ptr(dst), Ptr(src), count);  // CAST_NONE only
     WithType(d.dt, [&](auto tag) {
         using T = decltype(tag);
         for (uint32_t i = 0; i < count; ++i) {
