@@ -33,6 +33,7 @@ from .. import ir
 from ..diagnostics import format_count
 from . import abi, gm
 from .axes import split_axis_reductions
+from .cut import fitting
 from ..ir import shape_rules
 from .decompose import decompose
 from .errors import EmitError, refused, unsupported
@@ -522,7 +523,11 @@ class _BlockPlanner:
         for span, line in self.checks:  # every view and store of the block, as the interpreter checks them
             self.P.L.append(self.P.site(span, ind))
             self.P.L.append(ind + line)
-        for seg in self.done:  # kernels whose results nobody stores are dead
+        done = []  # a segment no tile plan fits: consecutive kernels through GM (cut.py)
+        for seg in self.done:
+            done += fitting(seg, lambda dt, shape: self.P.new_ws(dt, shape, False), self.vext, self.P.source,
+                            self.P.budget) if isinstance(seg, Segment) and seg.stores else [seg]
+        for seg in done:  # kernels whose results nobody stores are dead
             if seg.stores:
                 self.P.launch(seg, self.scope, self.depth)
         for name in [n for n, v in self.env.items() if not isinstance(v, GVal)]:
