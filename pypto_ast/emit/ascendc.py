@@ -829,7 +829,10 @@ class _BlockPlanner:
         fresh = {self._key(x) for x in op.operands if isinstance(x, (ir.Value, ir.TensorRef))
                  and not (isinstance(x, ir.Value) and self.ub.get(x.name) is seg) and not seg.has(self._key(x))}
         crowded = bool(seg.ops) and len(seg.loads) + len(fresh) > MAX_SEGMENT_LOADS  # the VECIN queues (§5.1)
-        if joined is None or hazard or crowded:
+        # a reduction over the rows reads a full value of its kernel ([N, 1] summed over N in a kernel
+        # of [N, M]: a kernel of its own, where that column is the full value)
+        apart = res in self.colreduce and len(shapes) > 1 and joined is not None and joined != shapes[1]
+        if joined is None or hazard or crowded or apart:
             for x in op.operands:  # values of the closing kernel that this op needs go to GM
                 if isinstance(x, ir.Value) and x.name in self.ub:
                     self.materialize(x.name, span)

@@ -487,7 +487,9 @@ class SegmentEmitter(IntegerOps):
 
     def _needs_full_work(self) -> bool:
         return any(op.opcode in ("div", "sub", "where", "sign", "pow", "sin", "cos") or op.opcode in COMPARE
-                   or (op.opcode == "round" and op.attr("decimals", 0)) for op in self.s.ops) \
+                   or (op.opcode == "round" and op.attr("decimals", 0))
+                   or (op.opcode == "sum" and self.s.dtype[op.results[0]] == "bf16"  # _reduce_one
+                       and self.kind(op.results[0]) == self.kind(op.operands[0].name)) for op in self.s.ops) \
             or any(st.gval.dtype == "bool" for st in self.s.stores)
 
     def _scratch_count(self, op) -> int:
@@ -1527,6 +1529,8 @@ class SegmentEmitter(IntegerOps):
             out.append(f"        if (r0 == 0) AscendC::Duplicate({acc}, static_cast<{ct}>({init}), {self.cpad});{cm}")
             self._rows(out, [f"AscendC::{fn}({acc}, {acc}, {self.ref(src)}[r * {self.cpad}], {self.cpad});"])
             return out
+        if sk == rk and code in REDUCE:  # along an axis of one element: the value itself (a sum from +0)
+            return self._reduce_one(code, src, res, dt, out, cm)
         if sk != "F" or rk != "R":
             unsupported(f"'{code}' other than along the last axis of a full value", span)
         if i in self.raccs:
@@ -1556,6 +1560,21 @@ class SegmentEmitter(IntegerOps):
             self._rows(out, body, f"{self.tr}u")
             return out
         unsupported(f"'{code}' on {dt}", span)
+
+    def _reduce_one(self, code, src, res, dt, out, cm):
+        """A reduction along an axis of extent 1 (a [1, 1] value summed over its rows): amax / amin
+        copy the value, a sum adds it to +0 (-0 becomes +0, as torch's sum and the interpreter's)."""
+        dst, x, n = self.ref(res), self.ref(src), self.count(res)
+        if code != "sum":
+            out.append(f"        AscendC::DataCopy({dst}, {x}, {n});{cm} (one element)")
+        elif dt == "bf16":  # no bf16 arithmetic on A2: in fp32 (exact), back to bf16 (exact)
+            w = self.work("fp32")
+            out += [f"        AscendC::Cast({w}, {x}, AscendC::RoundMode::CAST_NONE, {n});{cm} (one element, from +0)",
+                    f"        AscendC::Adds({w}, {w}, 0.0f, {n});",
+                    f"        AscendC::Cast({dst}, {w}, AscendC::RoundMode::CAST_RINT, {n});"]
+        else:
+            out.append(f"        AscendC::Adds({dst}, {x}, {lit(0, dt)}, {n});{cm} (one element, from +0)")
+        return out
 
     def _reduce_columns(self, i, code, src, res, dt, out, cm):
         """A reduction along rows that span several column tiles (design.md section 26): each tile

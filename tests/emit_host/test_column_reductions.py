@@ -236,3 +236,35 @@ def test_a_variance_of_wide_rows_goes_through_its_sums(tmp_path):
     got = _both(fn, {"x": x, "v": torch.full((8, 1), float("nan"))}, ["v"])
     for backend, out in got.items():
         torch.testing.assert_close(out["v"], x.var(-1, keepdim=True), rtol=1e-5, atol=0, msg=lambda m: f"{backend}: {m}")
+
+
+GRAD_SCALE = '''
+import pypto
+
+
+@pypto.frontend.jit
+def grad_scale(g: pypto.Tensor([{rows}, 256], pypto.DT_FP32), w: pypto.Tensor([{rows}, 256], pypto.DT_FP32),
+               acc: pypto.Tensor([1, 1], pypto.DT_FP32), per_row: pypto.Tensor([{rows}, 1], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 256)
+    part = pypto.sum(pypto.mul(g, w), dim=1, keepdim=True)
+    per_row[:] = part
+    pypto.set_vec_tile_shapes(512, 1)
+    acc[:] = pypto.add(acc, pypto.sum(part, dim=0, keepdim=True))
+'''
+
+
+@needs_cxx
+@pytest.mark.parametrize("rows", [64, 1])
+def test_a_column_of_row_sums_summed_over_its_rows_runs_in_a_kernel_of_its_own(tmp_path, rows):
+    """A QAT-style gradient of a scale: per-row sums of a [N, 256] tile ([N, 1]) summed over N in
+    the same chain; N = 1 sums one element (from +0: -0 becomes +0, as torch)."""
+    fn = _load(tmp_path, "grad_scale", GRAD_SCALE.format(rows=rows))
+    gen = torch.Generator().manual_seed(rows)
+    g, w = torch.randn(rows, 256, generator=gen), torch.randn(rows, 256, generator=gen)
+    inputs = {"g": g, "w": w, "acc": torch.tensor([[1.5]]), "per_row": torch.zeros(rows, 1)}
+    got = _both(fn, inputs, ["acc", "per_row"])
+    part = (g * w).sum(1, keepdim=True)
+    for backend, out in got.items():
+        torch.testing.assert_close(out["per_row"], part, rtol=1e-5, atol=1e-5, msg=lambda m: f"{backend}: {m}")
+        torch.testing.assert_close(out["acc"], 1.5 + part.sum(0, keepdim=True), rtol=1e-5, atol=1e-4,
+                                   msg=lambda m: f"{backend}: {m}")
