@@ -33,6 +33,7 @@ from .. import ir
 from ..diagnostics import format_count
 from . import abi, gm
 from .axes import split_axis_reductions
+from .cut import fitting
 from ..ir import shape_rules
 from .decompose import decompose
 from .errors import EmitError, refused, unsupported
@@ -522,7 +523,11 @@ class _BlockPlanner:
         for span, line in self.checks:  # every view and store of the block, as the interpreter checks them
             self.P.L.append(self.P.site(span, ind))
             self.P.L.append(ind + line)
-        for seg in self.done:  # kernels whose results nobody stores are dead
+        done = []  # a segment no tile plan fits: consecutive kernels through GM (cut.py)
+        for seg in self.done:
+            done += fitting(seg, lambda dt, shape: self.P.new_ws(dt, shape, False), self.vext, self.P.source,
+                            self.P.budget) if isinstance(seg, Segment) and seg.stores else [seg]
+        for seg in done:  # kernels whose results nobody stores are dead
             if seg.stores:
                 self.P.launch(seg, self.scope, self.depth)
         for name in [n for n, v in self.env.items() if not isinstance(v, GVal)]:
@@ -824,7 +829,10 @@ class _BlockPlanner:
         fresh = {self._key(x) for x in op.operands if isinstance(x, (ir.Value, ir.TensorRef))
                  and not (isinstance(x, ir.Value) and self.ub.get(x.name) is seg) and not seg.has(self._key(x))}
         crowded = bool(seg.ops) and len(seg.loads) + len(fresh) > MAX_SEGMENT_LOADS  # the VECIN queues (§5.1)
-        if joined is None or hazard or crowded:
+        # a reduction over the rows reads a full value of its kernel ([N, 1] summed over N in a kernel
+        # of [N, M]: a kernel of its own, where that column is the full value)
+        apart = res in self.colreduce and len(shapes) > 1 and joined is not None and joined != shapes[1]
+        if joined is None or hazard or crowded or apart:
             for x in op.operands:  # values of the closing kernel that this op needs go to GM
                 if isinstance(x, ir.Value) and x.name in self.ub:
                     self.materialize(x.name, span)

@@ -35,7 +35,7 @@ from .errors import unsupported
 from .gm import GVal
 
 OPS = frozenset({"argmax", "argmin", "argsort", "topk", "topk_indices", "gather", "scatter", "scatter_update",
-                 "one_hot", "cumsum", "cumprod"})
+                 "one_hot", "cumsum", "cumprod", "gather_in_ub"})
 CTYPE = {"fp32": "float", "fp16": "half", "bf16": "bfloat16_t", "int8": "int8_t", "uint8": "uint8_t",
          "int16": "int16_t", "int32": "int32_t", "int64": "int64_t"}
 ES = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8}
@@ -117,6 +117,8 @@ class IndexPlanner:
             self._scatter(op)
         elif op.opcode == "scatter_update":
             self._scatter_update(op)
+        elif op.opcode == "gather_in_ub":
+            self._gather_in_ub(op)
         elif op.opcode == "one_hot":
             self._one_hot(op)
         else:
@@ -322,6 +324,27 @@ class IndexPlanner:
         _scatter_update(K, x, idx, src, out)
         self._launch(op, K, [x, idx, src], out, 1)
 
+    def _gather_in_ub(self, op):
+        """The rows of a paged cache through a block table (docs/semantics.md, gather_in_ub): the
+        source is the GM tensor the param view reads, at the view's origin, whatever its rows."""
+        src = op.operands[0]
+        buf = self.B.P.named.get(src.name) if isinstance(src, ir.TensorRef) else None
+        row0, col0 = op.attr("offsets")
+        cols = op.attr("cols")
+        whole = gm.whole(buf, op.span) if buf is not None else None
+        if whole is None or not gm.static_ld(whole) or not isinstance(col0, int) or not isinstance(cols, int):
+            unsupported("'gather_in_ub' of a tensor with a dynamic last dimension or column offset", op.span)
+        if buf.dtype not in ("fp32", "fp16", "bf16", "int8", "int16", "int32"):
+            unsupported(f"'gather_in_ub' of {buf.dtype}", op.span)
+        cache = GVal(buf, gm.add(gm.mul(row0, whole.ld), col0), whole.rows, cols, whole.ld, whole.vr, gm.C(cols),
+                     buf.dtype, (whole.rows, cols))
+        idx = self._input(op, 1, "indices", ("int32", "int64"))
+        table = self._input(op, 2, "block table", ("int32", "int64"))
+        out = self._result(op, idx.vc, gm.C(cols), [cache, idx, table])
+        K = self._kernel(op, [cache, idx, table, out])
+        _gather_in_ub(K, cache, idx, table, out, int(op.attr("block_size")), col0)
+        self._launch(op, K, [cache, idx, table], out, 1)
+
     # -- one_hot -------------------------------------------------------------------------------
     def _one_hot(self, op):
         x = self._input(op, 0, "input", ("int8", "int16", "int32", "int64"))
@@ -430,12 +453,14 @@ class _Kernel:
         self.ops.append(api)
         return f"AscendC::{api}{template}({args});" + (f"  // {note}" if note else "")
 
-    def copy_in(self, k: int, local: str, row0: str, nrows: str, cols: str, ub_row: int, pad: str = "") -> str:
+    def copy_in(self, k: int, local: str, row0: str, nrows: str, cols: str, ub_row: int, pad: str = "",
+                at: str = "") -> str:
         """DataCopyPad of ``nrows`` rows of ``cols`` elements (C++ expressions) of region k from
-        its row ``row0`` into ``local``, whose rows are ``ub_row`` elements apart."""
+        its row ``row0`` (or from the element ``at`` of its buffer) into ``local``, whose rows are
+        ``ub_row`` elements apart."""
         g = self.regions[k]
         es, ct = ES[g.dtype], CTYPE[g.dtype]
-        src = f"g{k}[off{k} + static_cast<uint64_t>({row0}) * {g.ld}u]"
+        src = f"g{k}[{at}]" if at else f"g{k}[off{k} + static_cast<uint64_t>({row0}) * {g.ld}u]"
         length = f"static_cast<uint32_t>({cols}) * {es}u"
         params = (f"AscendC::DataCopyExtParams{{static_cast<uint16_t>({nrows}), {length}, {g.ld * es}u - {length}, "
                   f"static_cast<uint32_t>(({ub_row * es}u - ({length} + 31u) / 32u * 32u) / 32u), 0}}")
@@ -807,6 +832,39 @@ def _scatter_update(K: _Kernel, x: GVal, idx: GVal, src: GVal, out: GVal):
     inner += [f"for (uint32_t e = 0; e < vr1 * {idx.cols}u; ++e) {{",
               f"    if (e % {idx.cols}u >= vc1) continue;  // past the index's valid columns"] + \
         ["    " + s for s in upd] + ["}"]
+    K.ops.append("GetValue")
+    K.body += body + ["    " + s for s in inner] + ["}"]
+
+
+def _gather_in_ub(K: _Kernel, cache: GVal, idx: GVal, table: GVal, out: GVal, block: int, col0: int):
+    """gather_in_ub on one core: the indices and the block table into UB, then per valid index j
+    its cache row (the view's origin + (table[t // block] * block + t % block) rows, ``ld`` apart)
+    DMAed GM -> UB -> GM into row j; the interpreter's checks and messages (the row bounded by the
+    tensor: element offsets within the buffer)."""
+    dt, ld = cache.dtype, cache.ld
+    cp, cpi, cpt = _cpad(cache.cols, dt), _cpad(idx.cols, idx.dtype), _cpad(table.cols, table.dtype)
+    K.buf("row", cp * ES[dt])
+    K.buf("i", cpi * ES[idx.dtype])
+    K.buf("bt", cpt * ES[table.dtype])
+    body = [K.local("row", dt), K.local("i", idx.dtype), K.local("bt", table.dtype),
+            "if (AscendC::GetBlockIdx() == 0) {"]
+    inner = [K.copy_in(1, "i", "0", "1", "vc1", cpi), K.copy_in(2, "bt", "0", "1", "vc2", cpt)]
+    K.sync("MTE2_S", inner)
+    numel = "static_cast<int64_t>(tl[3])"
+    row = [f"const int64_t t = static_cast<int64_t>(i.GetValue(j));",
+           f"const int64_t b = t >= 0 ? t / {block} : -1;",
+           f'ascendc_assert(t >= 0 && b < static_cast<int64_t>(vc2), "gather_in_ub: token %lld (indices[0, %u]) is '
+           f'outside the block table\'s %u blocks of {block}", static_cast<long long>(t), j, vc2);',
+           f"const int64_t at = static_cast<int64_t>(off0) + (static_cast<int64_t>(bt.GetValue(b)) * {block} + t % {block})"
+           f" * {ld};  // the row's first element",
+           f'ascendc_assert(at >= {col0} && at - {col0} + {ld} <= {numel}, "gather_in_ub: token %lld maps to row %lld, '
+           f'outside the tensor\'s %lld rows", static_cast<long long>(t), static_cast<long long>((at - {col0}) / {ld}), '
+           f'static_cast<long long>({numel} / {ld}));',
+           K.copy_in(0, "row", "0", "1", f"{cache.cols}u", cp, at="static_cast<uint64_t>(at)")]
+    K.sync("MTE2_MTE3", row)
+    row.append(K.copy_out(3, "row", "j", "1", f"{cache.cols}u", cp))
+    K.sync("MTE3_MTE2", row)
+    inner += ["for (uint32_t j = 0; j < vc1; ++j) {"] + ["    " + s for s in row] + ["}"]
     K.ops.append("GetValue")
     K.body += body + ["    " + s for s in inner] + ["}"]
 

@@ -175,6 +175,8 @@ EMITTED = (
     Emitted("scatter", FI, ("SetValue",), "element writes in order along dim (A2 has no Scatter: a scalar loop); "
             "reduce add/multiply combine in that order", ("scatter", "scatter_add", "scatter_row_mul", "scatter_s")),
     Emitted("scatter_update", FI, ("DataCopyPad",), "row moves GM -> UB -> GM in index order", ("scatter_update",)),
+    Emitted("experimental.gather_in_ub", FI, ("DataCopyPad", "GetValue"),
+            "rows moved GM -> UB -> GM through the block table on one core; tokens and rows checked", ("gather_in_ub",)),
     Emitted("one_hot", ("int32", "int64"), ("Duplicate", "SetValue"), "zeros, then a one per row (int64 result)",
             ("one_hot",)),
     Emitted("cumsum", FI, ("CumSum", "Add"), "last axis: the adv_api CumSum; other axes: Add over the rows; fp32 "
@@ -202,6 +204,7 @@ EMITTED = (
 )
 
 LOWERED_INTO = {
+    "experimental.gather.gather_in_ub": ("experimental.gather_in_ub",),  # the same function, by its module
     "max": ("maximum",),
     "min": ("minimum",),
     "rms_norm": ("mul", "sum", "rsqrt"),
@@ -218,11 +221,12 @@ LOWERED_INTO = {
 """Ops rewritten into others, by the front end or by emit/decompose.py before a block is planned
 (each of those in EMITTED or GAPS)."""
 
+OPCODE = {"experimental.gather_in_ub": "gather_in_ub"}
+"""The IR opcode of an EMITTED op whose front-end name differs from it."""
+
 GAPS = {
     name: "pypto-ast's Ascend C emitter does not support it yet (PTO109); the interpreter runs it"
-    for name in (
-        "experimental.gather_in_ub", "experimental.gather.gather_in_ub",  # block-table row gather (issue 18)
-    )
+    for name in ()
 }
 """Ops the front end lowers that the emitter stops at, with the reason."""
 

@@ -246,21 +246,50 @@ class SegmentEmitter(IntegerOps):
         kinds = {self.kind(k) for k in s.dtype}
         row_ops = any(op.opcode in REDUCE or op.opcode in ("prod", "expand_clone", "arange", "softmax")
                       or self.integer_whole_rows(op) for op in s.ops)
+        self.align = align
         # Column tiles only where no op needs whole rows (reductions, row/column broadcasts, arange:
-        # its fill counts from the row's first column).
+        # its fill counts from the row's first column) -- or where whole rows do not fit UB and the
+        # segment can run in column tiles all the same (_column_ok: design.md section 26).
         tc = Cc
         if s.tile_cols and s.tile_cols < Cc and kinds <= {"F", "S"} and not row_ops:
             tc = min(Cc, -(-s.tile_cols // align) * align)
-        self.tc = tc
-        self.cpad = -(-tc // align) * align
-        self.nct = -(-Cc // tc)
-        self.per_tile = [x for x in s.loads if x.kind in ("F", "R")]
-        self.once = [x for x in s.loads if x.kind in ("C", "S")]
-        if len(self.per_tile) > 8:
-            unsupported(f"a kernel reading {len(self.per_tile)} tiled inputs (at most 8 VECIN queue buffers)", s.span)
-        # at most 8 VECOUT queue buffers (§5.1): further outputs leave through TBufs with manual sync
+        self._set_cols(tc)
         self.qstores = s.stores if len(s.stores) <= 8 else s.stores[:7]
         self.xstores = [st for st in s.stores if st not in self.qstores]
+        tr = self._fit_rows()
+        narrower = 0 < s.tile_cols < Cc  # the tile asks for fewer columns than a row
+        if (self.ub_bytes > self.budget or (self.requested_rows and narrower)) and self.nct == 1 and self._column_ok():
+            whole = (tr, self.ub_bytes, self.single, self.requested_rows, self.pypto_live)
+            tr = self._fit_columns()
+            if tr is None:  # no column tile does better: keep the whole rows
+                self._set_cols(Cc)
+                tr, self.ub_bytes, self.single, self.requested_rows, self.pypto_live = whole
+                self._plan_ub(tr)
+        if len(self.per_tile) > 8:
+            unsupported(f"a kernel reading {len(self.per_tile)} tiled inputs (at most 8 VECIN queue buffers)", s.span)
+        self.tr = tr
+        self.nrt = -(-R // tr)
+        self.ntiles = self.nrt * self.nct
+        return self
+
+    def _set_cols(self, tc: int):
+        """Tile the columns by ``tc``: a row broadcast ([1, C]) is then read per column tile with the
+        other inputs, and a reduction along the rows accumulates over the column tiles (``raccs``)."""
+        s = self.s
+        R, Cc = s.shape
+        self.tc = tc
+        self.cpad = -(-tc // self.align) * self.align
+        self.nct = -(-Cc // tc)
+        tiled = ("F", "R", "C") if self.nct > 1 else ("F", "R")
+        self.per_tile = [x for x in s.loads if x.kind in tiled]
+        self.once = [x for x in s.loads if x.kind not in tiled]
+        self.raccs = [i for i, op in enumerate(s.ops) if self.nct > 1 and op.opcode in REDUCE
+                      and self.kind(op.operands[0].name) == "F" and self.kind(op.results[0]) == "R"]
+
+    def _fit_rows(self) -> int:
+        """The rows of a tile at the current columns (sets ``single``, ``requested_rows``)."""
+        s = self.s
+        R = s.shape[0]
         self.single = False  # queue buffers single, not double (a tile that fits UB only so)
         self.requested_rows = 0  # the tile's rows where the plan runs it in sub-tiles of fewer rows
         self.pypto_live = 0
@@ -276,12 +305,56 @@ class SegmentEmitter(IntegerOps):
                 # reserve: run each tile as sub-tiles of fewer rows (rows are independent in every op)
                 self.requested_rows = tr
                 tr = self._most_rows(tr)
-        else:  # no tile set: the most rows that fit
-            tr = self._most_rows(R)
-        self.tr = tr
-        self.nrt = -(-R // tr)
-        self.ntiles = self.nrt * self.nct
-        return self
+            return tr
+        return self._most_rows(R)  # no tile set: the most rows that fit
+
+    def _fit_columns(self):
+        """Column tiles for a segment whose whole rows do not fit the tile asked for: the tile's own
+        columns when it names fewer than the row's; else, where pypto accepts the tile (or none is
+        set), the widest that fits; ``None`` when that is no better than whole rows."""
+        s = self.s
+        Cc = s.shape[1]
+        if s.tile_cols and s.tile_cols < Cc:
+            widths = [min(Cc, -(-s.tile_cols // self.align) * self.align)]
+        elif s.tile_rows and self.pypto_live > UB_CAPACITY:  # pypto refuses the tile: so does soc.check_plan
+            return None
+        else:
+            widths, w = [], -(-Cc // 2 // self.align) * self.align
+            while w >= self.align:
+                widths.append(w)
+                w = -(-w // 2 // self.align) * self.align if w > self.align else 0
+        for tc in widths:
+            self._set_cols(tc)
+            if len(self.per_tile) > 8:
+                return None
+            tr = self._fit_rows()
+            if self.ub_bytes <= self.budget:
+                return tr
+        return None
+
+    def _column_ok(self) -> bool:
+        """Can the segment run in column tiles?  Every op but a reduction along the rows treats a
+        tile's columns alike; such a reduction's result is complete only after the row's last column
+        tile, so what is computed from it must stay per row (``R``/``S``: recomputed at each column
+        tile from the running value) and is stored after the last one."""
+        s = self.s
+        if not {self.kind(k) for k in s.dtype} <= {"F", "R", "C", "S"}:
+            return False
+        partial = set()
+        for op in s.ops:
+            res = op.results[0]
+            if op.opcode in ("prod", "arange", "softmax") or self.integer_whole_rows(op):
+                return False
+            srcs = [x.name for x in op.operands if isinstance(x, ir.Value)]
+            if op.opcode in REDUCE:
+                if self.kind(srcs[0]) != "F" or self.kind(res) != "R":
+                    return False
+                partial.add(res)
+            elif any(x in partial for x in srcs):
+                if self.kind(res) not in ("R", "S"):
+                    return False
+                partial.add(res)
+        return True
 
     def _most_rows(self, tr: int) -> int:
         """The most rows up to ``tr`` whose plan fits the budget (1 if none does)."""
@@ -293,9 +366,9 @@ class SegmentEmitter(IntegerOps):
 
     def _pypto_live_bytes(self, tr: int) -> int:
         """A lower bound of the UB any plan of a ``tr``-row tile needs, pypto's included (pypto-dsl.md:
-        the live tiles of a subgraph must fit UB, else 'Alloc tensor ... exceeds MEM_UB size'): at
-        each op, the tiles live into it, or those live out of it (its result may reuse a dead
-        operand's buffer), whichever is more; an input tile is live from its first use."""
+        the live tiles of a subgraph must fit UB, else 'Alloc tensor ... exceeds MEM_UB size'): pypto
+        splits a chain into subgraphs as UB requires, but one op needs its operand tiles at once (its
+        result may reuse a dead operand's buffer), and each input or output tile alone."""
         s = self.s
 
         def tile(key):
@@ -303,22 +376,10 @@ class SegmentEmitter(IntegerOps):
             cols = self.tc if self.kind(key) in ("F", "C") else 1
             return rows * cols * ES.get(s.dtype[key], 1)
 
-        first, last = {}, {}
-        for i, op in enumerate(s.ops):
-            for x in op.operands:
-                if isinstance(x, ir.Value) and x.name in s.dtype:
-                    first.setdefault(x.name, i)
-                    last[x.name] = i
-            for r in op.results:
-                if r in s.dtype:
-                    first.setdefault(r, i)
-                    last.setdefault(r, i)
         need = max([tile(x.key) for x in s.loads + s.stores] + [0])
-        for i, op in enumerate(s.ops):
-            res = {r for r in op.results if r in s.dtype}
-            live_in = {v for v in first if first[v] <= i <= last[v] and v not in res}
-            live_out = res | {v for v in live_in if last[v] > i}
-            need = max(need, sum(map(tile, live_in)), sum(map(tile, live_out)))
+        for op in s.ops:
+            ins = {x.name for x in op.operands if isinstance(x, ir.Value) and x.name in s.dtype}
+            need = max(need, sum(map(tile, ins)), sum(tile(r) for r in op.results if r in s.dtype))
         return need
 
     def stride(self, key_or_kind: str, dt: str) -> int:
@@ -413,6 +474,7 @@ class SegmentEmitter(IntegerOps):
         self.accs = [(i, s.dtype[op.results[0]]) for i, op in enumerate(s.ops)
                      if op.opcode in REDUCE and self.kind(op.results[0]) == "C"]
         q += sum(self._buf_bytes("C", dt, tr) for _, dt in self.accs)
+        q += len(self.raccs) * self._buf_bytes("R", "fp32", tr)  # running values over the column tiles
         self.work_bytes = max(256, -(-self.cpad * 4 * 2 // 256) * 256, self.slot_bytes if self._needs_full_work() else 0)
         self.work_bytes = max(self.work_bytes, self._math_tmp_bytes())
         self.ub_bytes = q + nslots * self.slot_bytes + self.work_bytes
@@ -425,7 +487,9 @@ class SegmentEmitter(IntegerOps):
 
     def _needs_full_work(self) -> bool:
         return any(op.opcode in ("div", "sub", "where", "sign", "pow", "sin", "cos") or op.opcode in COMPARE
-                   or (op.opcode == "round" and op.attr("decimals", 0)) for op in self.s.ops) \
+                   or (op.opcode == "round" and op.attr("decimals", 0))
+                   or (op.opcode == "sum" and self.s.dtype[op.results[0]] == "bf16"  # _reduce_one
+                       and self.kind(op.results[0]) == self.kind(op.operands[0].name)) for op in self.s.ops) \
             or any(st.gval.dtype == "bool" for st in self.s.stores)
 
     def _scratch_count(self, op) -> int:
@@ -555,6 +619,8 @@ class SegmentEmitter(IntegerOps):
         L.append(f"        pipe->InitBuffer(work, {self.work_bytes});")
         for i, dt in self.accs:
             L.append(f"        pipe->InitBuffer(acc{i}, {self._buf_bytes('C', dt, tr)});")
+        for i in self.raccs:
+            L.append(f"        pipe->InitBuffer(racc{i}, {self._buf_bytes('R', 'fp32', tr)});")
         L += ["    }", "    __aicore__ inline void Process()", "    {"]
         for r in self.once:
             ct = CTYPE[r.gval.dtype]
@@ -563,22 +629,28 @@ class SegmentEmitter(IntegerOps):
         if self.once:
             L.append("        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(0);")
             L.append("        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(0);")
-        L.append(f"        for (uint32_t i = AscendC::GetBlockIdx(); i < {nt}u; i += AscendC::GetBlockNum()) {{")
+        if self.raccs:  # a row's column tiles in order on one core: its reductions accumulate over them
+            L.append(f"        for (uint32_t t = AscendC::GetBlockIdx(); t < {self.nrt}u; t += AscendC::GetBlockNum()) {{")
+            L.append(f"          for (uint32_t i = t * {self.nct}u; i < (t + 1u) * {self.nct}u; ++i) {{")
+        else:
+            L.append(f"        for (uint32_t i = AscendC::GetBlockIdx(); i < {nt}u; i += AscendC::GetBlockNum()) {{")
         if self.nct > 1:
             L.append(f"            const uint32_t r0 = i / {self.nct}u * {tr}u, c0 = i % {self.nct}u * {self.tc}u;")
         else:
             L.append(f"            const uint32_t r0 = i * {tr}u, c0 = 0;")
         L.append(f"            const uint32_t nr = r0 + {tr}u <= {R}u ? {tr}u : {R}u - r0;  // rows in this tile")
         L.append(f"            const uint32_t nc = c0 + {self.tc}u <= {Cc}u ? {self.tc}u : {Cc}u - c0;  // cols in this tile")
-        L += ["            CopyIn(r0, c0, nr, nc);", "            Compute(r0, nr);", "            CopyOut(r0, c0, nr, nc);",
-              "        }", "    }", "", "private:",
+        L += ["            CopyIn(r0, c0, nr, nc);", "            Compute(r0, c0, nr, nc);", "            CopyOut(r0, c0, nr, nc);",
+              "        }"] + (["          }"] if self.raccs else []) + ["    }", "", "private:",
               "    __aicore__ inline void CopyIn(uint32_t r0, uint32_t c0, uint32_t nr, uint32_t nc)", "    {"]
         for r in self.per_tile:
             ct = CTYPE[r.gval.dtype]
             L.append(f"        AscendC::LocalTensor<{ct}> x{r.field} = q{r.field}.AllocTensor<{ct}>();")
-            L.append(self._copy_in(r, "r0", "nr", local=f"x{r.field}", ind="        "))
+            rows = ("0", "1") if r.kind == "C" else ("r0", "nr")  # a row broadcast: this column tile of it
+            L.append(self._copy_in(r, *rows, local=f"x{r.field}", ind="        "))
             L.append(f"        q{r.field}.EnQue(x{r.field});")
-        L += ["    }", "    __aicore__ inline void Compute(uint32_t r0, uint32_t nr)", "    {", "        (void)r0; (void)nr;"]
+        L += ["    }", "    __aicore__ inline void Compute(uint32_t r0, uint32_t c0, uint32_t nr, uint32_t nc)", "    {",
+              "        (void)r0; (void)c0; (void)nr; (void)nc;"]
         for r in self.per_tile:
             ct = CTYPE[r.gval.dtype]
             L.append(f"        AscendC::LocalTensor<{ct}> l{r.field} = q{r.field}.DeQue<{ct}>();")
@@ -631,6 +703,10 @@ class SegmentEmitter(IntegerOps):
                 L.append(f"        if (r0 + nr == {R}u) {{  // complete after the last tile")
                 L.append(self._copy_out(r, "0", "1", f"y{r.field}", ind="            "))
                 L.append("        }")
+            elif r.kind == "R" and self.nct > 1:
+                L.append(f"        if (c0 + nc == {Cc}u) {{  // per row: complete after the row's last column tile")
+                L.append(self._copy_out(r, "r0", "nr", f"y{r.field}", ind="            "))
+                L.append("        }")
             elif r.kind in ("C", "S"):
                 L.append("        if (r0 == 0) {  // a row broadcast over tiles: written once")
                 L.append(self._copy_out(r, "0", "1", f"y{r.field}", ind="            "))
@@ -654,6 +730,8 @@ class SegmentEmitter(IntegerOps):
         L.append("    AscendC::TBuf<AscendC::TPosition::VECCALC> work;  // reduce work / broadcast scalars")
         for i, dt in self.accs:
             L.append(f"    AscendC::TBuf<AscendC::TPosition::VECCALC> acc{i};  // a reduction over the rows, kept across tiles")
+        for i in self.raccs:
+            L.append(f"    AscendC::TBuf<AscendC::TPosition::VECCALC> racc{i};  // a row reduction, kept over column tiles (fp32)")
         for r in regions:
             L.append(f"    AscendC::GlobalTensor<{CTYPE[r.gval.dtype]}> g{r.field};")
         L.append("    uint64_t " + ", ".join(f"off{r.field}" for r in regions) + ";")
@@ -703,7 +781,7 @@ class SegmentEmitter(IntegerOps):
         return self._copy(r, row0, nrows, local or f"l{r.field}", True, cols0, ind)
 
     def _copy_out(self, r: Store, row0: str, nrows: str, local: str, ind: str = "") -> str:
-        return self._copy(r, row0, nrows, local, False, r.kind in ("C", "S"), ind)
+        return self._copy(r, row0, nrows, local, False, r.kind == "S", ind)
 
     def _copy(self, r, row0: str, nrows: str, local: str, gm_to_ub: bool, cols0: bool, ind: str) -> str:
         """DataCopyPad of the valid rows of this tile (ascendc.md §7.2): blockLen = valid cols in
@@ -1451,8 +1529,12 @@ class SegmentEmitter(IntegerOps):
             out.append(f"        if (r0 == 0) AscendC::Duplicate({acc}, static_cast<{ct}>({init}), {self.cpad});{cm}")
             self._rows(out, [f"AscendC::{fn}({acc}, {acc}, {self.ref(src)}[r * {self.cpad}], {self.cpad});"])
             return out
+        if sk == rk and code in REDUCE:  # along an axis of one element: the value itself (a sum from +0)
+            return self._reduce_one(code, src, res, dt, out, cm)
         if sk != "F" or rk != "R":
             unsupported(f"'{code}' other than along the last axis of a full value", span)
+        if i in self.raccs:
+            return self._reduce_columns(i, code, src, res, dt, out, cm)
         dst = self.ref(res)
         rs = self.stride("R", dt)
         vc = self.vc[src]
@@ -1478,6 +1560,52 @@ class SegmentEmitter(IntegerOps):
             self._rows(out, body, f"{self.tr}u")
             return out
         unsupported(f"'{code}' on {dt}", span)
+
+    def _reduce_one(self, code, src, res, dt, out, cm):
+        """A reduction along an axis of extent 1 (a [1, 1] value summed over its rows): amax / amin
+        copy the value, a sum adds it to +0 (-0 becomes +0, as torch's sum and the interpreter's)."""
+        dst, x, n = self.ref(res), self.ref(src), self.count(res)
+        if code != "sum":
+            out.append(f"        AscendC::DataCopy({dst}, {x}, {n});{cm} (one element)")
+        elif dt == "bf16":  # no bf16 arithmetic on A2: in fp32 (exact), back to bf16 (exact)
+            w = self.work("fp32")
+            out += [f"        AscendC::Cast({w}, {x}, AscendC::RoundMode::CAST_NONE, {n});{cm} (one element, from +0)",
+                    f"        AscendC::Adds({w}, {w}, 0.0f, {n});",
+                    f"        AscendC::Cast({dst}, {w}, AscendC::RoundMode::CAST_RINT, {n});"]
+        else:
+            out.append(f"        AscendC::Adds({dst}, {x}, {lit(0, dt)}, {n});{cm} (one element, from +0)")
+        return out
+
+    def _reduce_columns(self, i, code, src, res, dt, out, cm):
+        """A reduction along rows that span several column tiles (design.md section 26): each tile
+        reduces its valid columns of each row (fp16/bf16 widened to fp32) and folds that into the
+        row's running fp32 value, which starts at the fold's identity at the row's first column
+        tile; the result is the running value (rounded once to fp16/bf16), complete at the row's last
+        column tile, where it is stored."""
+        fn = REDUCE[code]
+        fold = {"sum": "Add", "amax": "Max", "amin": "Min"}[code]
+        init = {"sum": "0.0f", "amax": "-__builtin_inff()", "amin": "__builtin_inff()"}[code]
+        acc, w, rs, cp = f"racc{i}.Get<float>()", "work.Get<float>()", self.stride("R", "fp32"), self.cpad
+        srow = f"{self.ref(src)}[r * {cp}]"
+        out.append(f"        if (c0 == 0) AscendC::Duplicate({acc}, {init}, {self.tr * rs});{cm} (over column tiles)")
+        out.append(f"        const uint32_t vcc{i} = {self.vc[src]} > c0 ? PyptoMin({self.vc[src]} - c0, nc) : 0u;"
+                   "  // this tile's valid columns")
+        if dt == "fp32":
+            body = [f"AscendC::{fn}({w}[{cp}], {srow}, {w}, vcc{i});"]
+        else:  # widen the row's part, reduce it in fp32
+            body = [f"AscendC::Cast({w}, {srow}, AscendC::RoundMode::CAST_NONE, vcc{i});",
+                    f"AscendC::{fn}({w}[{cp}], {w}, {w}[{cp}], vcc{i});"]
+        body.append(f"AscendC::{fold}({acc}[r * {rs}], {acc}[r * {rs}], {w}[{cp}], 1);")
+        out.append(f"        if (vcc{i} > 0) {{")
+        self._rows(out, body, f"{self.tr}u")
+        out.append("        }")
+        dst = self.ref(res)
+        if dt == "fp32":
+            out.append(f"        AscendC::DataCopy({dst}, {acc}, {self.tr * rs});")
+        else:
+            self._rows(out, [f"AscendC::Cast({dst}[r * {self.stride('R', dt)}], {acc}[r * {rs}], "
+                             "AscendC::RoundMode::CAST_RINT, 1);"], f"{self.tr}u")
+        return out
 
     def _composed(self, i, op, ops, res, dt, dst, n, out, cm, x=None):
         code, span = op.opcode, op.span

@@ -81,12 +81,27 @@ def test_rows_through_the_block_table_on_interp(tmp_path):
 
 
 @needs_cxx
-def test_the_host_names_what_it_lacks(tmp_path):
-    """The host emitter has no gather_in_ub yet: a located PTO109, not a wrong result."""
+def test_rows_through_the_block_table_on_the_host(tmp_path):
+    """The host's kernel moves the same rows (one core, GM -> UB -> GM per index)."""
     dropin.install("host")
     try:
         module = load(write(tmp_path / "gather_rows.py", KERNEL), "gather_rows_host")
-        with pytest.raises(dropin.KernelError, match=r"gather_rows.py:\d+:\d+: PTO109 op 'gather_in_ub'"):
-            module.run()
+        got, want = module.run()
+    finally:
+        dropin.uninstall()
+    assert torch.equal(got, want)
+
+
+@needs_cxx
+@pytest.mark.parametrize("backend", ["interp", "host"])
+def test_a_token_past_the_block_table_is_the_same_error_on_both_backends(tmp_path, backend):
+    """Token 23 of blocks of 4 is block 5 of a table of 5: refused, with the interpreter's words."""
+    dropin.install(backend)
+    try:
+        module = load(write(tmp_path / "gather_rows.py", KERNEL.replace(
+            "torch.randperm(blocks * BLOCK)[:TOPK]", "torch.full((TOPK,), 23)")), f"gather_rows_far_{backend}")
+        with pytest.raises(Exception, match=r"gather_in_ub: token 23 \(indices\[0, 0\]\) is outside the block "
+                                            r"table's 5 blocks of 4"):
+            module.run(blocks=5)
     finally:
         dropin.uninstall()

@@ -1,4 +1,4 @@
-"""The host cube's arithmetic, bit for bit (runtime/cube_dot.cpp, docs/design.md §26).
+"""The host cube's arithmetic, bit for bit (runtime/cube_dot.cpp, docs/design.md §17).
 
 * Random matmuls (odd m/n/k tails, transposes, a bias, fp16/bf16/int8, several K steps): the
   interpreter and the host give the same bits. The operands spread over 2^-4..2^4, so each K

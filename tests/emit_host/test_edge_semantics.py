@@ -282,6 +282,10 @@ def _index_cases() -> list:
     for d in ("fp32", "fp16", "int32"):  # rows of x at index[i][j] take src row i * s + j
         cases.append(Case(f"scatter_update/{d}", "pypto.scatter_update(x, -2, i, s)",
                           (("x", FULL, d), ("i", (1, 2), "int64"), ("s", (2, C), d)), (FULL, d), indices=(("i", R),)))
+    for d in ("fp32", "fp16", "int32"):  # row j: x's row table[0, i[0, j]] (blocks of one row)
+        cases.append(Case(f"gather_in_ub/{d}", "pypto.experimental.gather_in_ub(x, i, b, 1, -2)",
+                          (("x", FULL, d), ("i", (1, 5), "int32"), ("b", (1, 4), "int32")), ((5, C), d),
+                          indices=(("i", 4), ("b", R))))
     for d in ("int32", "int64"):
         cases.append(Case(f"one_hot/{d}", "pypto.one_hot(x, 11)", (("x", (R, 20), d),), ((R, 20, 11), "int64"),
                           indices=(("x", 11),)))

@@ -37,7 +37,7 @@ public:
             const uint32_t nr = r0 + 8u <= 128u ? 8u : 128u - r0;  // rows in this tile
             const uint32_t nc = c0 + 512u <= 512u ? 512u : 512u - c0;  // cols in this tile
             CopyIn(r0, c0, nr, nc);
-            Compute(r0, nr);
+            Compute(r0, c0, nr, nc);
             CopyOut(r0, c0, nr, nc);
         }
     }
@@ -53,9 +53,9 @@ private:
         }
         q0.EnQue(x0);
     }
-    __aicore__ inline void Compute(uint32_t r0, uint32_t nr)
+    __aicore__ inline void Compute(uint32_t r0, uint32_t c0, uint32_t nr, uint32_t nc)
     {
-        (void)r0; (void)nr;
+        (void)r0; (void)c0; (void)nr; (void)nc;
         AscendC::LocalTensor<float> l0 = q0.DeQue<float>();
         AscendC::LocalTensor<float> o1 = q1.AllocTensor<float>();
 #line 23 "clean_row_softmax.py"

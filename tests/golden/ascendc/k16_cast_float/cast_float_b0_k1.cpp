@@ -55,7 +55,7 @@ public:
             const uint32_t nr = r0 + 32u <= 32u ? 32u : 32u - r0;  // rows in this tile
             const uint32_t nc = c0 + 64u <= 64u ? 64u : 64u - c0;  // cols in this tile
             CopyIn(r0, c0, nr, nc);
-            Compute(r0, nr);
+            Compute(r0, c0, nr, nc);
             CopyOut(r0, c0, nr, nc);
         }
     }
@@ -78,9 +78,9 @@ private:
         }
         q1.EnQue(x1);
     }
-    __aicore__ inline void Compute(uint32_t r0, uint32_t nr)
+    __aicore__ inline void Compute(uint32_t r0, uint32_t c0, uint32_t nr, uint32_t nc)
     {
-        (void)r0; (void)nr;
+        (void)r0; (void)c0; (void)nr; (void)nc;
         AscendC::LocalTensor<float> l0 = q0.DeQue<float>();
         AscendC::LocalTensor<half> l1 = q1.DeQue<half>();
         AscendC::LocalTensor<half> o2 = q2.AllocTensor<half>();
