@@ -220,12 +220,7 @@ class UnmergedLoop1(Rule):
 
 def _sets_tiles(kernel, loop) -> bool:
     """Whether a tile shape is set inside ``loop``'s body (directly, in a nested loop or a helper)."""
-    inside = set()
-    todo = [loop]
-    while todo:
-        current = todo.pop()
-        inside.add(id(current))
-        todo.extend(child for child in kernel.loops if child.parent is current)
+    inside = _inside(kernel, loop)
     return any(id(t.loop) in inside for t in kernel.tile_sets)
 
 
