@@ -65,7 +65,9 @@ EMITTED = (
     Emitted("rsqrt", FB, ("Rsqrt",), f"{_ELEMENTWISE}: 1 / sqrt(x) in double", ("rsqrt",)),
     Emitted("exp", FB, ("Exp",), f"{_ELEMENTWISE}: libm exp", ("exp",)),
     Emitted("log", FB, ("Ln",), f"{_ELEMENTWISE}: libm log", ("log",)),
-    Emitted("exp2", FB, ("Muls", "Exp"), "composed: exp(x * ln 2), fp16 widened to fp32", ("exp2",)),
+    Emitted("exp2", FB + ("int8", "uint8", "int16", "int32"), ("Muls", "Exp"),
+            "composed: exp(x * ln 2), fp16 widened to fp32; an integer input Cast to fp32 first (8-bit via half), "
+            "an fp32 result", ("exp2",)),
     Emitted("log2", FB, ("Ln", "Muls"), "composed: ln(x) / ln 2", ("log2",)),
     Emitted("log10", FB, ("Ln", "Muls"), "composed: ln(x) / ln 10", ("log10",)),
     Emitted("expm1", FB, ("Exp", "Ln", "Div", "Select"), "composed: Kahan's (u - 1) / ln(u) * x", ("expm1",)),

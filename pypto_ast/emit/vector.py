@@ -77,6 +77,9 @@ ADV_UNARY = {"erf": ("Erf", 3), "erfc": ("Erfc", 7), "atan": ("Atan", 5), "sinh"
              "tan": ("Tan", 4), "tanh": ("Tanh", 1), "asin": ("Asin", 2), "acos": ("Acos", 2)}
 POWER_TMP = 5  # Power(tensor, tensor) on float: 4 blocks + one repeat
 ADV_TMP_CAP = 2048  # bytes per block of temporary used at most (more only speeds the API up)
+# integer inputs of exp2 (an fp32 result): the Cast to fp32 and its round mode (int32 rounds to
+# nearest, as torch converts; int16 is exact); int8/uint8 go through half, exact as well
+_INT_TO_FP32 = {"int8": "CAST_NONE", "uint8": "CAST_NONE", "int16": "CAST_NONE", "int32": "CAST_RINT"}
 MATH_OPS = frozenset(ADV_UNARY) | {"hypot", "atan2", "cbrt", "prelu", "softmax"}
 _MATH_OWN_SCRATCH = {"hypot": 5, "atan2": 5, "cbrt": 4, "prelu": 2, "softmax": 1}  # fp32 slots (masks: one each)
 VECTOR_OPS |= MATH_OPS
@@ -508,6 +511,8 @@ class SegmentEmitter(IntegerOps):
             return 5
         if code == "sign":
             return 3
+        if code == "exp2" and op.operands and self.s.dtype.get(getattr(op.operands[0], "name", None)) in ("int8", "uint8"):
+            return 1  # the half step of the widening
         if code in ("lrelu", "where", "sigmoid") or self._saturating_fp16(op):
             return 2
         if code == "add" or code == "sub":
@@ -1609,6 +1614,20 @@ class SegmentEmitter(IntegerOps):
 
     def _composed(self, i, op, ops, res, dt, dst, n, out, cm, x=None):
         code, span = op.opcode, op.span
+        src_dt = self.s.dtype.get(ops[0][1]) if x is None and ops else None
+        if code in ("exp2", "expm1") and src_dt in _INT_TO_FP32:
+            # an integer input gives an fp32 result (the op page): widened into the result's tile first
+            if code == "expm1":
+                unsupported(f"'expm1' on {src_dt}", span)
+            src = self.ref(ops[0][1])
+            if src_dt in ("int8", "uint8"):  # A2 casts 8-bit integers to half only; half holds them exactly
+                h = self.scratch_ref(i, 0, "fp16")
+                out += [f"        AscendC::Cast({h}, {src}, AscendC::RoundMode::CAST_NONE, {n});{cm} ({src_dt} -> fp32)",
+                        f"        AscendC::Cast({dst}, {h}, AscendC::RoundMode::CAST_NONE, {n});"]
+            else:
+                out.append(f"        AscendC::Cast({dst}, {src}, AscendC::RoundMode::{_INT_TO_FP32[src_dt]}, {n});"
+                           f"{cm} ({src_dt} -> fp32)")
+            return self._composed(i, op, ops, res, dt, dst, n, out, cm, x=dst)
         if x is None and self._widened(op):  # in fp32: widen into a scratch slot, compute there, round once
             w = self.scratch_ref(i, self._op_scratch(op), "fp32")
             n32 = self._fp32_count(res)

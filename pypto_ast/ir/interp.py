@@ -534,7 +534,7 @@ _DT: dict[str, frozenset] = {
     "bitwise_and": frozenset({"int16", "uint16"}), "bitwise_or": frozenset({"int16", "uint16"}),
     "bitwise_xor": frozenset({"int16", "uint16"}), "bitwise_not": frozenset({"int16", "uint16", "bool"}),
     "abs": FLOATS, "neg": _F_I16_I32, "exp": FLOATS, "sqrt": FLOATS, "rsqrt": FLOATS,
-    "reciprocal": FLOATS, "exp2": _F_I16_I32, "expm1": _F_I16_I32,
+    "reciprocal": FLOATS, "exp2": _F_I16_I32 | {"int8", "uint8"}, "expm1": _F_I16_I32,
     "log": FLOATS, "log2": FLOATS, "log10": FLOATS, "log1p": FLOATS,
     "ceil": _F_I16_I32, "floor": _F_I16_I32, "trunc": _F_I16_I32, "round": _F_I16_I32,
     "sign": _F_I16_I32 | {"int8"}, "relu": FLOATS, "lrelu": FLOATS,

@@ -132,6 +132,9 @@ def _cases() -> list:
     for op in ("exp", "log", "rsqrt", "expm1", "log2", "log10", "log1p"):
         cases += _unary(op, f"pypto.{op}(x)", exact=False)
     cases += _unary("exp2", "pypto.exp2(x)", exact=False, rtol=RTOL_POW)  # exp(x * ln 2)
+    # an integer input gives an fp32 result (the op page), widened to fp32 first
+    cases += [Case(f"exp2/{d}", "pypto.exp2(x)", (("x", FULL, d),), (FULL, "fp32"), False, max(RTOL_POW, APPROX["fp32"]))
+              for d in ("int8", "uint8", "int16", "int32")]
     cases += _unary("sigmoid", "pypto.sigmoid(x)", ("fp32",), exact=False)
     for op in ("sin", "cos"):  # accurate to an absolute 2e-7 for |x| <= 2^16 (docs/semantics.md)
         cases += _unary(op, f"pypto.{op}(x)", ("fp32",), exact=False, magnitudes=(1.0, 1e-3, 100.0, 1e4, 1e-39),
@@ -1147,3 +1150,19 @@ def test_a_bool_value_goes_through_gm_as_bytes_and_comes_back_as_a_mask(tmp_path
         args = {"x": x, "y": y, "out": torch.zeros(4, 64, dtype=torch.bool)}
         launch.launch([args[n] for n in names]) if backend == "host" else run_program(program, args)
         assert torch.equal(args["out"], (x != 0) & (y != 0)), backend
+
+
+@pytest.mark.parametrize("dt", ["int8", "uint8", "int16", "int32"])
+def test_exp2_of_an_integer_is_fp32_from_every_value_of_its_range(dt):
+    """exp2 of an integer input is fp32 (the op page): the extremes, zero and a sweep of the range,
+    widened to fp32 first (8-bit inputs through half, int32 rounded to nearest as torch converts)."""
+    case = CASES[f"exp2/{dt}"]
+    info = torch.iinfo(TORCH_DT[dt])
+    shape = case.params[0][1]
+    n = shape[0] * shape[1]
+    sweep = torch.linspace(info.min, info.max, n, dtype=torch.float64).round()
+    sweep[:4] = torch.tensor([info.min, info.max, 0, 1], dtype=torch.float64)
+    x = sweep.clamp(info.min, info.max).to(TORCH_DT[dt]).reshape(shape)
+    got = _host_and_interp(f"exp2/{dt}", {"x": x})
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got, torch.exp2(x.to(torch.float32)), rtol=RTOL_POW, atol=0.0)
