@@ -543,8 +543,10 @@ class _BlockPlanner:
             if x.name in self.ub:
                 return self.materialize(x.name, span)
             g = self.env.get(x.name)
-            if g is None and x.name in self.conv_views:
-                raise self.conv_views[x.name].error
+            if g is None and x.name in self.conv_views:  # only a conv reads it: name the op that does
+                err = self.conv_views[x.name].error
+                reader = getattr(self, "opcode", None)
+                raise EmitError(f"op '{reader}' reading the {err.message}" if reader else err.message, err.span, err.code)
             if g is None:
                 raise EmitError(f"value %{x.name} is not defined here", span)
             return g
@@ -573,6 +575,7 @@ class _BlockPlanner:
 
     def op(self, op: ir.Op):
         code, span = op.opcode, op.span
+        self.opcode = code  # the op being planned (named when it reads what it cannot)
         found = shape_rules.refusal(op, self.P.declared)
         if found is not None:
             refused(found[0], found[1], span)

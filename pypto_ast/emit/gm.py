@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 from .. import ir
+from ..ir import printer
 from .errors import unsupported
 
 
@@ -250,7 +251,7 @@ def view(src: GVal, offsets, shape, valid, span, src_is_named: bool) -> GVal:
             vr = emin(C(rows), emax(C(0), sub(src.vr, _row_of(offsets, shape, full, src))))
             vc = emin(C(cols), emax(C(0), sub(src.vc, offsets[-1])))
     else:
-        vr, vc = flat_valid(tuple(valid), shape, span)
+        vr, vc = flat_valid(tuple(valid), shape, span, f"view of {src.dtype} @{src.buf.name}")
         if not src_is_named:
             vr = emin(vr, emax(C(0), sub(src.vr, _row_of(offsets, shape, full, src))))
             vc = emin(vc, emax(C(0), sub(src.vc, offsets[-1])))
@@ -325,7 +326,9 @@ def _row_of(offsets, shape, full, src):
     return row
 
 
-def flat_valid(valid: tuple, shape: tuple, span):
+def flat_valid(valid: tuple, shape: tuple, span, what: str = "a value"):
+    """The valid extent of a block as (valid rows, valid cols) of its 2-D form: it must be a
+    row prefix.  ``what`` names the op and dtype for the refusal of any other form."""
     n = len(shape)
     vc = valid[-1]
     if n == 1:
@@ -340,8 +343,24 @@ def flat_valid(valid: tuple, shape: tuple, span):
         return mul(gate, C(math.prod(lead_s))), vc
     j = partial[0]
     if any(lead_s[k] != 1 for k in range(j)) or len(partial) > 1:
-        unsupported(f"valid_shape {list(valid)} of a {list(shape)} block that is not a row prefix", span)
+        unsupported(_not_a_prefix(valid, shape, partial, what), span)
     return mul(gate, mul(lead_v[j], C(math.prod(lead_s[j + 1:])))), vc
+
+
+def _not_a_prefix(valid: tuple, shape: tuple, partial: list, what: str) -> str:
+    """Why a valid extent is not a row prefix, naming its form: the rows valid in each inner level
+    (a middle axis valid to a run-time extent under a full leading axis: the models' ``[tile,
+    l_max, d]`` of ``l`` blocks) is the form none of the kernels carries yet."""
+    text = "[" + ", ".join(printer.expr(as_expr(v)) for v in valid) + "]"
+    head = f"{what}: valid_shape {text} of a {list(shape)} block that is not a row prefix"
+    j, lead = partial[-1], [k for k in range(partial[-1]) if shape[k] != 1]
+    if len(partial) == 1 and lead:
+        runtime = "a run-time" if const(valid[j]) is None else "a partial"
+        level = math.prod(shape[j:-1])
+        head += (f" (axis {j} valid to {runtime} extent under the {math.prod(shape[k] for k in lead)} indices of axis "
+                 f"{', '.join(map(str, lead))}: a count of valid rows per level of {level} rows, which the vector "
+                 "kernels' copies, reductions and stores and the batched matmul's per-batch valid K and N do not carry)")
+    return head
 
 
 def contiguous(g: GVal) -> bool:
