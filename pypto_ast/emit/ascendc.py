@@ -36,7 +36,7 @@ from .axes import split_axis_reductions
 from .cut import fitting
 from ..ir import shape_rules
 from .decompose import decompose
-from .errors import EmitError, refused, unsupported
+from .errors import UNSUPPORTED, EmitError, refused, unsupported
 from .gm import GVal
 from .index import OPS as INDEX_OPS, IndexLaunch, IndexPlanner
 from .quant import QUANT_OPS, lower_quant
@@ -185,7 +185,7 @@ class _Planner:
             g = env.get(v.name)
             if not isinstance(g, GVal):
                 raise EmitError(f"returned value %{v.name} is not defined")
-            if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols:
+            if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols or g.vg is not None:
                 unsupported(f"returning the partially valid value %{v.name}")
             if g.buf.kind != "ret" or g.rows * g.cols != math.prod(g.shape or (1,)) \
                     or gm.const(g.offset) != 0:
@@ -288,6 +288,7 @@ class _Planner:
                        self.cexpr(g.vc, scope, seg.span), self.cexpr(g.buf.numel, scope, seg.span)]
         fields += [self.cexpr(g.ld, scope, seg.span) for g in regions if not gm.static_ld(g)]  # after the 4 per region
         fields += [self.cexpr(stride, scope, seg.span) for g in regions for _, stride in g.outer]  # then the levels
+        fields += [self.cexpr(g.vg[1], scope, seg.span) for g in regions if g.vg is not None]  # valid rows per level
         self._launch_lines(seg.name, info["num_blocks"], regions, fields, seg.label, depth, seg.span)
 
     def _launch_cube(self, cl, scope: set, depth: int):
@@ -446,6 +447,11 @@ def _whole_matrices(g: GVal):
     return gm.quotient(g.vr, rows) if gm.const(g.vc) == cols else None
 
 
+def _where(span):
+    """A span as a key: (line, column) of the op's source."""
+    return (getattr(span, "line", None), getattr(span, "col", None)) if span is not None else None
+
+
 class _BlockPlanner:
     """Split one compute block into kernels; values live in UB inside a segment, in GM across."""
 
@@ -455,6 +461,7 @@ class _BlockPlanner:
         self.nseg = 0
         self.ub: dict = {}  # value name -> Segment holding it in UB
         self.vext: dict = {}  # value name -> (vr Expr, vc Expr)
+        self.vlevel: dict = {}  # value name -> gm.GVal.vg (valid rows per level) where it has one
         self.nokeep: set = set()  # reductions without keepdim (shape [R], stored per row)
         self.colreduce: set = set()  # reductions over the rows ([R, C] -> [1, C])
         self.front_valid: dict = {}  # a reduction axis moved to the front: (source valid dims, axis)
@@ -492,7 +499,7 @@ class _BlockPlanner:
         shape = (rows,) if name in self.nokeep else self._ir_shape.get(name, (rows, cols))
         buf = self.P.new_ws(dt, shape, name in self.P.returned)
         vr, vc = self.vext[name]
-        g = GVal(buf, gm.C(0), rows, cols, cols, vr, vc, dt, tuple(shape))
+        g = GVal(buf, gm.C(0), rows, cols, cols, vr, vc, dt, tuple(shape), vg=self.vlevel.get(name))
         seg.stores.append(Store(name, g))
         seg.written.add(buf.name)
         self.env[name] = g
@@ -506,6 +513,7 @@ class _BlockPlanner:
         self._ir_shape = {}
         named = {name: tuple(gm.const(d) for d in b.shape) for name, b in self.P.named.items()}
         static = {n: s for n, s in named.items() if None not in s}
+        self.origin = {_where(op.span): op.opcode for op in self.block.ops if op.span is not None}
         ops = self.ops = split_axis_reductions(decompose(self.block.ops, static), static)
         for op in ops:
             for r, t in zip(op.results, op.types):
@@ -533,7 +541,20 @@ class _BlockPlanner:
         for name in [n for n, v in self.env.items() if not isinstance(v, GVal)]:
             del self.env[name]
 
-    def gval_of(self, x, span) -> GVal:
+    def gval_of(self, x, span, levels: bool = False) -> GVal:
+        """The GM value of ``x``; one valid per level of rows (gm.GVal.vg) only where ``levels``
+        says the caller (the vector kernels) carries it."""
+        g = self._gval_of(x, span)
+        if g.vg is not None and not levels:
+            err = self.conv_views.get(x.name)
+            what = (err.error.message.split(": " + UNSUPPORTED)[0] if err is not None else
+                    f"%{x.name}, a {g.dtype} value whose first rows of every {g.vg[0]} are valid (a count of valid "
+                    "rows per level, which only the vector kernels' copies, elementwise ops and last-axis "
+                    "reductions carry)")
+            unsupported(f"op '{getattr(self, 'opcode', None)}' reading the {what}", span)
+        return g
+
+    def _gval_of(self, x, span) -> GVal:
         if isinstance(x, ir.TensorRef):
             b = self.P.named.get(x.name)
             if b is None:
@@ -575,7 +596,8 @@ class _BlockPlanner:
 
     def op(self, op: ir.Op):
         code, span = op.opcode, op.span
-        self.opcode = code  # the op being planned (named when it reads what it cannot)
+        # the user's op being planned, named when it reads what it cannot (not the steps it is composed of)
+        self.opcode = getattr(self, "origin", {}).get(_where(span), code)
         found = shape_rules.refusal(op, self.P.declared)
         if found is not None:
             refused(found[0], found[1], span)
@@ -598,6 +620,12 @@ class _BlockPlanner:
                 unsupported(f"a view of dynamic shape with valid_shape", span)
             try:
                 self.env[op.results[0]] = gm.view(g, tuple(op.attr("offsets")), shape, valid, span, named)
+                if self.env[op.results[0]].vg is not None:  # a conv reads it by N-D strides, the others refuse
+                    try:
+                        gm.flat_valid(tuple(valid), shape, span, f"view of {g.dtype} @{g.buf.name}")
+                    except EmitError as exc:
+                        from .strided import nd_view
+                        self.conv_views[op.results[0]] = nd_view(g.buf, tuple(op.attr("offsets")), shape, valid, exc)
             except EmitError as exc:  # rows not evenly spaced: only a conv reads such a view (conv.py)
                 if not (named and ("not evenly spaced" in exc.message or "not a row prefix" in exc.message)):
                     raise
@@ -821,14 +849,14 @@ class _BlockPlanner:
             if isinstance(x, ir.Value) and x.name in self.ub and self.ub[x.name] is self.cur:
                 shapes.append(self.cur.shape2[x.name])
             elif isinstance(x, (ir.Value, ir.TensorRef)):
-                g = self.gval_of(x, span)  # a value of an earlier kernel goes to GM here
+                g = self.gval_of(x, span, levels=True)  # a value of an earlier kernel goes to GM here
                 if g.rows < 0:
                     unsupported(f"reading a dynamically shaped tensor whole ({x!r})", span)
                 shapes.append((g.rows, g.cols))
         seg = self.seg()
         joined = self._compatible(seg.shape, shapes)
         hazard = any(isinstance(x, (ir.Value, ir.TensorRef)) and not (isinstance(x, ir.Value) and x.name in self.ub)
-                     and self.gval_of(x, span).buf.name in seg.written for x in op.operands)
+                     and self.gval_of(x, span, levels=True).buf.name in seg.written for x in op.operands)
         fresh = {self._key(x) for x in op.operands if isinstance(x, (ir.Value, ir.TensorRef))
                  and not (isinstance(x, ir.Value) and self.ub.get(x.name) is seg) and not seg.has(self._key(x))}
         crowded = bool(seg.ops) and len(seg.loads) + len(fresh) > MAX_SEGMENT_LOADS  # the VECIN queues (§5.1)
@@ -849,11 +877,14 @@ class _BlockPlanner:
         if not seg.tile_rows and op.tile is not None:
             seg.tile_rows = max(1, math.prod(op.tile[:-1]))
             seg.tile_cols = op.tile[-1]
-        exts = []
+        exts, levels = [], []
         for x in op.operands:
             if isinstance(x, (ir.Value, ir.TensorRef)):
                 key = self.load(x, span)
                 exts.append((seg.shape2[key], self.vext[key]))
+                if self.vlevel.get(key) is not None and seg.shape2[key][0] == shape2[0] \
+                        and self.vlevel[key] not in levels:
+                    levels.append(self.vlevel[key])
         # the result's valid extent: the smallest among operands not broadcast along each axis
         # (an operand of extent 1 along an axis where the result has 1 is not broadcast)
         vr, vc = gm.C(shape2[0]), gm.C(shape2[1])
@@ -865,6 +896,7 @@ class _BlockPlanner:
         if op.opcode == "full" and op.attr("valid_shape") is not None:  # a created value's own valid extent
             vr, vc = gm.flat_valid(tuple(op.attr("valid_shape")), gm.static_dims(op.types[0].shape, span, "full"), span)
         self.vext[res] = (vr, vc)
+        self.vlevel[res] = self._level_of(op, levels, span)
         operands = tuple(ir.Value(self._key(x)) if isinstance(x, (ir.Value, ir.TensorRef)) else x
                          for x in op.operands)
         seg.ops.append(ir.Op(op.results, op.opcode, operands, op.attrs, op.types, op.tile, op.cube_tile, op.span))
@@ -874,6 +906,22 @@ class _BlockPlanner:
         if res in self.colreduce:  # complete only after the last tile: to GM, then a new kernel
             seg.single_core = True
             self.materialize(res, span)
+
+    def _level_of(self, op: ir.Op, levels: set, span):
+        """The result's valid rows per level (gm.GVal.vg): its operands', computed row by row (an
+        elementwise op, a reduction along the last axis); a reduction over the rows would count
+        the invalid rows of each level, and operands of other levels do not line up."""
+        if not levels:
+            return None
+        if len(levels) > 1:
+            unsupported(f"op '{op.opcode}' on values valid in the first rows of different levels", span)
+        checked = op.types[0].dtype.startswith(("int", "uint")) and op.opcode in ("div", "floordiv", "remainder", "fmod")
+        if op.results[0] in self.colreduce or op.results[0] in self.nokeep or checked or op.opcode in (
+                "prod", "arange", "cumsum", "triu", "tril"):
+            level = levels[0]
+            unsupported(f"op '{op.opcode}' over the rows of a {op.types[0].dtype} value whose first rows of every "
+                        f"{level[0]} are valid (a count of valid rows per level)", span)
+        return levels[0]
 
     def _broadcast_views(self, op: ir.Op, shape2: tuple) -> ir.Op:
         """``op`` with each operand broadcast along an axis its 2-D form cannot say ([A, 1, B]
@@ -929,9 +977,11 @@ class _BlockPlanner:
             return key
         if seg.has(key):
             return key
-        g = self.gval_of(x, span)
-        if g.dtype == "bool":
+        g = self.gval_of(x, span, levels=True)
+        if g.dtype == "bool" and g.vg is None:
             return self._load_bool(key, g, span)
+        if g.dtype == "bool":
+            unsupported(f"reading the bool {key} valid in the first rows of every {g.vg[0]}", span)
         if g.dtype not in SUPPORTED_DTYPES:
             unsupported(f"reading {key} of dtype {g.dtype}", span)
         seg.loads.append(Load(key, g))
@@ -939,6 +989,7 @@ class _BlockPlanner:
         seg.shape2[key] = (g.rows, g.cols)
         seg.dtype[key] = g.dtype
         self.vext[key] = (g.vr, g.vc)
+        self.vlevel[key] = g.vg
         return key
 
     def _load_bool(self, key: str, g: GVal, span) -> str:
@@ -989,7 +1040,7 @@ class _BlockPlanner:
             rows, cols = seg.shape2[name]
             shape = self._ir_shape.get(name, (rows, cols))
         else:
-            g0 = self.gval_of(val, span)
+            g0 = self.gval_of(val, span, levels=True)
             dt, rows, cols, shape = g0.dtype, g0.rows, g0.cols, g0.shape
         if dt != buf.dtype:
             raise EmitError(f"assemble: dtype {dt} into @{buf.name} of {buf.dtype}", span)
@@ -1005,7 +1056,7 @@ class _BlockPlanner:
         if name not in self.ub:  # a GM value: copy it through UB
             seg = self.seg()
             joined = self._compatible(seg.shape, [(rows, cols)])
-            g0 = self.gval_of(val, span)
+            g0 = self.gval_of(val, span, levels=True)
             if joined is None or g0.buf.name in seg.written or buf.name in seg.read:
                 self.close()
                 seg = self.seg()
@@ -1017,11 +1068,14 @@ class _BlockPlanner:
         vr, vc = self.vext[name]
         if buf.kind in ("param", "local"):  # the store's region, checked as the interpreter checks an assemble
             stored = (vr,) if name in self.nokeep else gm.valid_dims(vr, vc, shape)
+            if self.vlevel.get(name) is not None:  # valid per level: its N-D valid extent
+                stored = self.vlevel[name][2][:len(shape) - 1] + (vc,)
             self._check_region(gm.ASSEMBLE, f"@{buf.name}", offsets, shape, stored, buf.shape, span)
         region.vr, region.vc = gm.emin(region.vr, vr), gm.emin(region.vc, vc)
+        region.vg = self.vlevel.get(name)
         # a kernel reading another region of the destination cannot also write it (other cores)
         if any(ld.gval.buf.name == buf.name and not ld.gval.same_region(region) for ld in seg.loads):
-            g = self.materialize(name, span) if name in self.ub else self.gval_of(val, span)
+            g = self.materialize(name, span) if name in self.ub else self.gval_of(val, span, levels=True)
             self.close()
             seg = self.seg()
             seg.shape = (g.rows, g.cols)

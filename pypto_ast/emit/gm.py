@@ -57,6 +57,10 @@ class GVal:
     ``inner = rows / prod(counts)`` rows ``ld`` apart, repeated ``count`` times ``stride`` apart
     per level: row ``r`` starts at ``offset + (r % inner) * ld + sum_k digit_k(r) * stride_k``."""
     dims: tuple = None  # the N-D shape as Exprs when a dim is dynamic (an inplace reshape, a dynamic view)
+    vg: tuple = None
+    """Valid rows per level: ``(level, valid, nd)``, an int, an Expr and the N-D valid extent, when
+    only the first ``valid`` rows of every ``level`` rows are valid (a middle axis valid to a run-time extent: ``level_valid``).
+    Only the vector kernels read and write such a value; every other consumer refuses it."""
 
     def same_region(self, other: "GVal") -> bool:
         return (self.buf.name == other.buf.name and self.offset == other.offset and self.rows == other.rows
@@ -251,11 +255,34 @@ def view(src: GVal, offsets, shape, valid, span, src_is_named: bool) -> GVal:
             vr = emin(C(rows), emax(C(0), sub(src.vr, _row_of(offsets, shape, full, src))))
             vc = emin(C(cols), emax(C(0), sub(src.vc, offsets[-1])))
     else:
+        vg = level_valid(tuple(valid), shape) if src_is_named else None
+        if vg is not None:
+            return GVal(src.buf, off, rows, cols, ld, vg[0], vg[1], src.dtype, shape, outer, vg=vg[2])
         vr, vc = flat_valid(tuple(valid), shape, span, f"view of {src.dtype} @{src.buf.name}")
         if not src_is_named:
             vr = emin(vr, emax(C(0), sub(src.vr, _row_of(offsets, shape, full, src))))
             vc = emin(vc, emax(C(0), sub(src.vc, offsets[-1])))
     return GVal(src.buf, off, rows, cols, ld, vr, vc, src.dtype, shape, outer)
+
+
+def level_valid(valid: tuple, shape: tuple):
+    """``(vr, vc, (level, valid rows per level))`` of a block whose one partial axis ``j`` but the
+    last lies under full leading axes (``[tile, l_max, d]`` valid ``[tile, l, d]``): every level of
+    ``prod(shape[j:-1])`` rows holds its first ``valid[j] * prod(shape[j+1:-1])``.  None for any
+    other form (a row prefix, or more than one partial axis)."""
+    n = len(shape)
+    if n < 3 or 0 in shape:
+        return None
+    partial = [k for k in range(n - 1) if const(valid[k]) != shape[k]]
+    if len(partial) != 1 or partial[0] == 0 or shape[partial[0]] == 1:
+        return None
+    j = partial[0]
+    if all(shape[k] == 1 for k in range(j)):  # a row prefix: flat_valid's
+        return None
+    level = math.prod(shape[j:n - 1])
+    inner = math.prod(shape[j + 1:n - 1])
+    per = emin(emax(mul(as_expr(valid[j]), C(inner)), C(0)), C(level))
+    return C(math.prod(shape[:n - 1])), as_expr(valid[-1]), (level, per, tuple(as_expr(v) for v in valid))
 
 
 def _int(e):

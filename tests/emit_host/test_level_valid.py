@@ -1,10 +1,11 @@
 """A view valid to a run-time extent along a middle axis (issue 18): Kimi's block attention reads
 ``[tile, l_max, d]`` of a ``[bt, l, d]`` tensor with ``valid_shape=[tile, l, d]``, ``l`` a DYNAMIC
 dim of the call, so each of the ``tile`` levels of ``l_max`` rows holds ``l`` valid rows: not a
-row prefix of the block.  The interpreter runs the whole form (an RMS norm over the last axis,
-its store, the models' batched matmuls over the valid ``l``); the emitter does not carry a count
-of valid rows per level yet, so the host stops at the op reading the view with a PTO109 that
-names the op, the dtype and the form."""
+row prefix of the block.  The vector kernels carry that count of valid rows per level
+(gm.GVal.vg): elementwise ops and reductions along the last axis, the loads and the stores of
+only those rows.  A consumer that does not carry it (the batched matmul's per-batch valid K and
+N, a reduction over the level's rows) stops with a PTO109 naming the op, the dtype and the form.
+Host against the interpreter and torch."""
 
 from __future__ import annotations
 
@@ -12,7 +13,41 @@ import pytest
 import torch
 
 from pypto_ast import live, pipeline
-from support import line_of, write
+from support import line_of, needs_cxx, write
+
+ROWS = '''
+import pypto
+
+
+class BlockCfg:
+    def __init__(self, tile, l_max):
+        self.tile, self.l_max = tile, l_max
+
+
+CFG = BlockCfg({tile}, {l_max})
+
+
+def _square(v):
+    vf = pypto.cast(v, pypto.DT_FP32)
+    return vf, pypto.mul(vf, vf)
+
+
+@pypto.frontend.jit
+def block_rows(v_flat: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC, pypto.STATIC]),
+               gamma: pypto.Tensor([pypto.STATIC, pypto.STATIC]),
+               rms_out: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC, pypto.STATIC]),
+               peak_out: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC, pypto.STATIC]),
+               k_out: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC, pypto.STATIC])):
+    bt, l, d = v_flat.shape
+    for i in pypto.loop(0, bt, CFG.tile, name="T", idx_name="i"):
+        v = pypto.view(v_flat, [CFG.tile, CFG.l_max, d], [i, 0, 0], valid_shape=[CFG.tile, l, d])
+        pypto.set_vec_tile_shapes(1, CFG.l_max, d)
+        vf, sq = _square(v)
+        rms = pypto.sqrt(pypto.add(pypto.div(pypto.sum(sq, dim=-1, keepdim=True), d), 1e-6))
+        pypto.assemble(rms, [i, 0, 0], rms_out)
+        pypto.assemble(pypto.amax(pypto.abs(vf), dim=-1, keepdim=True), [i, 0, 0], peak_out)
+        pypto.assemble(pypto.cast(pypto.mul(pypto.add(sq, 1.0), gamma), v_flat.dtype), [i, 0, 0], k_out)
+'''
 
 BLOCKS = '''
 import pypto
@@ -76,6 +111,55 @@ def test_the_interpreter_runs_the_blocks_valid_to_a_runtime_extent(tmp_path, bt,
     torch.testing.assert_close(args["h_out"].float(), h.float(), rtol=1e-2, atol=1e-2)
 
 
+def _rows_case(bt, l, d, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    v = torch.randn(bt, l, d, generator=g).to(dtype)
+    v.view(-1)[5] = -0.0
+    gamma = torch.rand(1, d, generator=g) + 0.5
+    # every output starts at a value no kernel computes: an element stored outside the valid rows shows
+    args = {"v_flat": v, "gamma": gamma, "rms_out": torch.full((bt, l, 1), 7.0), "peak_out": torch.full((bt, l, 1), 7.0),
+            "k_out": torch.full((bt, l, d), 7.0).to(dtype)}
+    vf = v.float()
+    sq = vf * vf
+    want = {"rms_out": (sq.sum(-1, keepdim=True) / d + 1e-6).sqrt(), "peak_out": vf.abs().amax(-1, keepdim=True),
+            "k_out": ((sq + 1.0) * gamma).to(dtype)}
+    return args, want
+
+
+@needs_cxx
+@pytest.mark.parametrize("bt,l,l_max,d,dtype", [(8, 5, 8, 64, torch.bfloat16), (12, 8, 8, 96, torch.bfloat16),
+                                               (4, 1, 16, 64, torch.float16), (20, 13, 16, 40, torch.bfloat16)])
+def test_rows_valid_per_level_run_on_the_host_as_on_the_interpreter(tmp_path, bt, l, l_max, d, dtype):
+    module = live.load_module(str(write(tmp_path / "rows.py", ROWS.format(tile=4, l_max=l_max))))
+    got = {}
+    for backend in ("interp", "host"):
+        args, want = _rows_case(bt, l, d, dtype, bt * l)
+        pipeline.run(pipeline.lower(module.block_rows, args), args, backend)
+        got[backend] = args
+    for backend, args in got.items():
+        torch.testing.assert_close(args["rms_out"], want["rms_out"], rtol=1e-6, atol=0, msg=lambda m: f"{backend}: {m}")
+        assert torch.equal(args["peak_out"], want["peak_out"]), backend
+        assert torch.equal(args["k_out"], want["k_out"]), backend
+    assert torch.equal(got["interp"]["k_out"], got["host"]["k_out"])
+    assert torch.equal(got["interp"]["peak_out"], got["host"]["peak_out"])
+
+
+def test_a_sum_over_the_rows_of_each_level_is_refused_naming_it(tmp_path):
+    src = ROWS.format(tile=4, l_max=8).replace("pypto.amax(pypto.abs(vf), dim=-1, keepdim=True)",
+                                                "pypto.sum(vf, dim=1, keepdim=True)").replace(
+        "peak_out: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC, pypto.STATIC])",
+        "peak_out: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC, pypto.STATIC])")
+    path = write(tmp_path / "rows.py", src)
+    module = live.load_module(str(path))
+    args, _ = _rows_case(8, 5, 64, torch.bfloat16, 0)
+    args["peak_out"] = torch.zeros(8, 1, 64)
+    with pytest.raises(pipeline.KernelErrors) as caught:
+        pipeline.emit(pipeline.lower(module.block_rows, args), "ascendc")
+    message = caught.value.findings[0][0]
+    assert caught.value.code == "PTO109" and message.startswith("op 'sum' reading the "), message
+    assert "a count of valid rows per level" in message, message
+
+
 def test_the_emitter_names_the_op_dtype_and_form_it_does_not_carry(tmp_path):
     path = write(tmp_path / "blocks.py", BLOCKS.format(tile=4, l_max=8))
     module = live.load_module(str(path))
@@ -84,7 +168,6 @@ def test_the_emitter_names_the_op_dtype_and_form_it_does_not_carry(tmp_path):
         pipeline.emit(pipeline.lower(module.mix_blocks, args), "ascendc")
     (message, span), = [(f[0], f[1]) for f in caught.value.findings]
     assert caught.value.code == "PTO109"
-    assert message.startswith("op 'cast' reading the view of bf16 @v_flat: valid_shape [4, @v_flat.shape[1], 64] "
-                              "of a [4, 8, 64] block that is not a row prefix (axis 1 valid to a run-time extent "
-                              "under the 4 indices of axis 0: a count of valid rows per level of 8 rows"), message
-    assert span.line == line_of(path, "v = pypto.view(")
+    assert message.startswith("op 'matmul' reading the %"), message
+    assert "a fp32 value whose first rows of every 8 are valid (a count of valid rows per level" in message, message
+    assert span.line == line_of(path, "logits = pypto.reshape(pypto.matmul(")
