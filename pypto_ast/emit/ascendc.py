@@ -592,7 +592,7 @@ class _BlockPlanner:
         self.store(ir.Value(key), buf, tuple(gm.C(0) for _ in g.shape), span)
         del self.env[key]
         self.close()
-        return GVal(buf, gm.C(0), g.rows, g.cols, g.cols, g.vr, g.vc, g.dtype, g.shape)
+        return GVal(buf, gm.C(0), g.rows, g.cols, g.cols, g.vr, g.vc, g.dtype, g.shape, vg=g.vg)
 
     def op(self, op: ir.Op):
         code, span = op.opcode, op.span
@@ -702,6 +702,9 @@ class _BlockPlanner:
     def _reshaped(self, g: GVal, shape: tuple, valid_attr, span) -> GVal:
         if g.rows < 0:
             unsupported(f"reshape of a dynamically shaped value to the static shape {list(shape)}", span)
+        unit = self._unit_reshape(g, shape, valid_attr, span)
+        if unit is not None:
+            return unit
         if not gm.contiguous(g):
             g = self.compact(g, span)
         vr, vc, checks = gm.reshape_valid(g, shape, valid_attr, span)
@@ -709,6 +712,29 @@ class _BlockPlanner:
             self._check_fault(cond, message, values, span)
         rows, cols = gm.flat2(shape)
         return GVal(g.buf, g.offset, rows, cols, cols, vr, vc, g.dtype, tuple(shape))
+
+    def _unit_reshape(self, g: GVal, shape: tuple, valid_attr, span):
+        """A reshape of a partially valid value that only inserts or drops axes of one index and
+        keeps the last axis (``[T, 1, L]`` -> ``[T, L]``): the same 2-D form, each valid element in its
+        place, as the interpreter's ``_unit_reshape_valid``; a valid_shape must be that region.
+        None for any other reshape."""
+        full = gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols and g.vg is None
+        if full or not g.shape or shape[-1] != g.shape[-1] or [d for d in g.shape if d != 1] != [d for d in shape if d != 1]:
+            return None
+        vin = g.vg[2] if g.vg is not None else gm.valid_dims(g.vr, g.vc, g.shape)
+        if vin is None or any(d == 1 and gm.const(v) != 1 for d, v in zip(g.shape, vin)):
+            return None
+        kept = iter(v for d, v in zip(g.shape, vin) if d != 1)
+        unit = tuple(next(kept) if d != 1 else gm.C(1) for d in shape)
+        if valid_attr is not None:
+            va = tuple(gm.as_expr(v) for v in valid_attr)
+            self._check_fault(gm.all_of(gm.eq(a, b) for a, b in zip(va, unit)),
+                              f"reshape: valid_shape {gm._dims_text(len(va))} is not the valid region "
+                              f"{gm._dims_text(len(unit))} of the input", va + unit, span)
+        rows, cols = gm.flat2(shape)
+        vg = (g.vg[0], g.vg[1], unit) if g.vg is not None else None
+        return GVal(g.buf, g.offset, rows, cols, g.ld, g.vr, g.vc, g.dtype, tuple(shape), g.outer if rows == g.rows else (),
+                    vg=vg) if not g.outer else None
 
     def _check_fault(self, cond, message: str, values: tuple, span):
         """Queue a control-program check: fault with ``message`` (printf ``%lld`` for each of
@@ -1265,7 +1291,15 @@ class _BlockPlanner:
         whole = gm.whole(out, span)
         p = plan(shape, perm)
         nbatch = math.prod(shape[k] for k in p["batch"])
-        if gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols:
+        swap = perm == tuple(range(n - 2)) + (n - 1, n - 2)
+        if g.vg is not None and not (swap and gm.per_matrix(g) is not None):
+            unsupported(f"transpose of axes {[k for k in range(n) if perm[k] != k]} of a {g.dtype} value whose "
+                        f"first rows of every {g.vg[0]} are valid (only its matrices' last two axes)", span)
+        if g.vg is not None:  # each matrix's valid rows and columns, swapped
+            vrows, vcols = gm.per_matrix(g)
+            go = gm.of_matrices(whole, vcols, vrows)
+            vr, vc, vg = go.vr, go.vc, go.vg
+        elif gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols:
             vr, vc = whole.vr, whole.vc
         elif nbatch == 1:  # one matrix: its valid rows and columns, swapped if the last axis moved
             vr, vc = (g.vc, g.vr) if p["transposed"] else (g.vr, g.vc)
@@ -1277,7 +1311,8 @@ class _BlockPlanner:
                 unsupported(f"transpose of axes {[k for k in range(n) if perm[k] != k]} of a partially valid "
                             "value (only whole slabs of the leading axes it keeps in place)", span)
             vr, vc = gm.mul(slabs, gm.C(math.prod(oshape[kept:n - 1]))), gm.C(oshape[-1])
-        go = GVal(whole.buf, whole.offset, whole.rows, whole.cols, whole.ld, vr, vc, whole.dtype, whole.shape)
+        go = GVal(whole.buf, whole.offset, whole.rows, whole.cols, whole.ld, vr, vc, whole.dtype, whole.shape,
+                  vg=vg if g.vg is not None else None)
         self.close()
         self.nseg += 1
         name = f"{self.P.symbol}_{self.block.name}_tr{self.nseg}"
@@ -1289,8 +1324,12 @@ class _BlockPlanner:
     def _matmul_operand(self, x, span) -> GVal:
         """A matmul operand as the cube kernel reads it: matrices of uniformly strided rows, a
         batch of them one stride apart (a view of a batch of larger matrices keeps its layout:
-        its only outer level steps over matrices); any other layout is copied compact first."""
-        g = self.gval_of(x, span)
+        its only outer level steps over matrices); any other layout is copied compact first.  Valid
+        rows per level are read where every matrix has them alike (``gm.per_matrix``)."""
+        g = self.gval_of(x, span, levels=True)
+        if g.vg is not None and gm.per_matrix(g) is None:
+            unsupported(f"op 'matmul' reading the {g.dtype} %{getattr(x, 'name', x)} whose first rows of every "
+                        f"{g.vg[0]} are valid (a level other than its matrices' rows)", span)
         if not g.outer:
             return g
         (count, stride), = g.outer if len(g.outer) == 1 else ((None, None),)
@@ -1311,9 +1350,16 @@ class _BlockPlanner:
         valid_batches = []  # Exprs: how many matrices of a partially valid batched operand hold data
         oshape = gm.static_dims(op.types[0].shape, span, "matmul shape")
         partial = set()  # a (0) / b (1): one matrix whose valid extents the control program computes
+        alike = {}  # a (0) / b (1) of a batch: every matrix valid alike (gm.per_matrix), partly
         for i, (x, g) in enumerate(zip(ops, gs)):
             if g.rows < 0 or not gm.static_ld(g):
                 unsupported(f"matmul of a dynamically shaped operand {x!r}", span)
+            if i == 2 and g.vg is not None:
+                unsupported(f"a matmul bias {x!r} valid per level of rows", span)
+            each = gm.per_matrix(g) if i < 2 and math.prod(oshape[:-2]) > 1 else None
+            if each is not None and (g.vg is not None or gm.const(g.vc) != g.cols):
+                alike[i] = each
+                continue
             if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols:
                 if i < 2 and math.prod(g.shape[:-2]) == 1 and math.prod(oshape[:-2]) == 1:
                     partial.add(i)
@@ -1331,6 +1377,13 @@ class _BlockPlanner:
                 unsupported(f"matmul of a partially valid operand {ops[min(partial)]!r} in a batched matmul", span)
             vm, vka = (ga.vc, ga.vr) if ta else (ga.vr, ga.vc)
             vkb, vn = (gb.vc, gb.vr) if tb else (gb.vr, gb.vc)
+            valid_mnk = (vm, vn, vka, vkb)
+        if alike:  # a batch whose matrices are valid alike: one valid m, n, k for all of them
+            if valid_batches:
+                unsupported(f"matmul of a batch valid in whole matrices and one valid in each matrix", span)
+            (ar, ac), (br, bc) = (alike.get(i, (gm.C(g.shape[-2]), gm.C(g.shape[-1]))) for i, g in enumerate(gs[:2]))
+            vm, vka = (ac, ar) if ta else (ar, ac)
+            vkb, vn = (bc, br) if tb else (br, bc)
             valid_mnk = (vm, vn, vka, vkb)
         sa, sb = ga.shape, gb.shape
         if len(sa) != len(sb) or len(sa) < 2 or (math.prod(sa[:-2]) > 1 and math.prod(sb[:-2]) > 1
@@ -1358,11 +1411,12 @@ class _BlockPlanner:
             return g.outer[0][1] if g.outer else g.shape[-2] * g.ld  # _matmul_operand: one level per matrix
 
         cube = op.cube_tile or ((64, 64), (64, 64), (64, 64))
+        # an m of fewer than 16 rows (the models' [1, 1] m tile of a one-row a) is one fractal of 16 rows
         spec = MatmulSpec(
             kernel=f"{self.P.symbol}_{self.block.name}_mm{self.nseg + 1}", a_dtype=ga.dtype, b_dtype=gb.dtype,
             c_dtype=out.dtype, m=m, n=n, k=k, lda=ga.ld, ldb=gb.ld, ldc=gc.ld, trans_a=ta, trans_b=tb,
             batch=batch, batch_stride_a=bstride(ga), batch_stride_b=bstride(gb), batch_stride_c=m * n if batch > 1 else 0,
-            base_m=cube[0][0], base_n=cube[2][0], base_k=cube[1][0], bias=len(gs) == 3,
+            base_m=max(cube[0][0], 16) if m < 16 else cube[0][0], base_n=cube[2][0], base_k=cube[1][0], bias=len(gs) == 3,
             valid_batches=bool(valid_batches), valid_mnk=valid_mnk is not None,
             comment=f"{self.block.name}: %{res} = matmul, line {span.line if span else '?'}")
         acc = "int32" if ga.dtype == "int8" else "fp32"  # the L0C dtype, the bias's
@@ -1375,7 +1429,9 @@ class _BlockPlanner:
             nb = e if nb is None else gm.emin(nb, e)
         if nb is not None:  # the result's valid data: the first nb matrices, whole
             gc = GVal(gc.buf, gc.offset, gc.rows, gc.cols, gc.ld, gm.mul(nb, gm.C(m)), gm.C(n), gc.dtype, gc.shape)
-        if valid_mnk is not None:  # the result's valid data: [valid m, valid n]
+        if valid_mnk is not None and batch > 1:  # the result's valid data: [valid m, valid n] of every matrix
+            gc = gm.of_matrices(gc, valid_mnk[0], valid_mnk[1])
+        elif valid_mnk is not None:  # the result's valid data: [valid m, valid n]
             gc = GVal(gc.buf, gc.offset, gc.rows, gc.cols, gc.ld, valid_mnk[0], valid_mnk[1], gc.dtype, gc.shape)
         self.done.append(_CubeLaunch(spec, gs + [gc], span, f"{self.block.name} matmul %{res}", nb, valid_mnk))
         self.env[res] = gc

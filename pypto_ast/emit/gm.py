@@ -390,6 +390,26 @@ def _not_a_prefix(valid: tuple, shape: tuple, partial: list, what: str) -> str:
     return head
 
 
+def per_matrix(g: GVal):
+    """The valid ``(rows, cols)`` of every matrix of a batch (``g``'s last two axes) when they are
+    alike: all rows with ``vc`` columns, or ``g.vg``'s first rows of each matrix; else None."""
+    if len(g.shape) < 3:
+        return None
+    if g.vg is not None:
+        return (g.vg[1], g.vc) if g.vg[0] == g.shape[-2] else None
+    return (C(g.shape[-2]), g.vc) if const(g.vr) == g.rows else None
+
+
+def of_matrices(g: GVal, vrows, vcols) -> GVal:
+    """``g`` (a batch, its data where it is) with ``vrows x vcols`` valid in every matrix."""
+    shape = g.shape
+    if const(vrows) == shape[-2]:
+        return GVal(g.buf, g.offset, g.rows, g.cols, g.ld, C(g.rows), as_expr(vcols), g.dtype, shape, g.outer)
+    nd = tuple(C(d) for d in shape[:-2]) + (as_expr(vrows), as_expr(vcols))
+    return GVal(g.buf, g.offset, g.rows, g.cols, g.ld, C(g.rows), as_expr(vcols), g.dtype, shape, g.outer,
+                vg=(shape[-2], as_expr(vrows), nd))
+
+
 def contiguous(g: GVal) -> bool:
     """Whether ``g``'s rows follow each other in GM (a reshape of it moves no data)."""
     return not g.outer and (g.rows == 1 or g.ld == g.cols or (g.dims is not None and _same(g.ld, g.dims[-1])))
