@@ -683,8 +683,10 @@ class _BlockPlanner:
         (``gm.reshape_checks``).  A dynamic shape (``inplace=True``, pypto's rule) is a view of a
         contiguous fully valid value whose rows the control program counts."""
         span = op.span
-        g = self.gval_of(op.operands[0], span)
+        g = self.gval_of(op.operands[0], span, levels=True)
         dims = tuple(gm.as_expr(d) for d in op.types[0].shape)
+        if g.vg is not None and not op.attr("front"):
+            return self._level_reshape(g, tuple(gm.const(d) for d in dims), op.attr("valid_shape"), span)
         if op.attr("front"):  # the end of a reduction over an axis moved to the front (``_front``)
             shape = tuple(gm.const(d) for d in dims)
             vin, k = self.front_valid[op.attr("front")]
@@ -712,6 +714,24 @@ class _BlockPlanner:
             self._check_fault(cond, message, values, span)
         rows, cols = gm.flat2(shape)
         return GVal(g.buf, g.offset, rows, cols, cols, vr, vc, g.dtype, tuple(shape))
+
+    def _level_reshape(self, g: GVal, shape: tuple, valid_attr, span) -> GVal:
+        """A reshape of a value valid per level of rows (gm.GVal.vg): one that keeps the 2-D form
+        (``_unit_reshape``), or one that makes each level one row (``[A, L, D]`` -> ``[A, L*D]``: the
+        emitter's own step of a reduction over ``A``, axes.py), whose valid columns are the level's
+        valid rows' elements.  Any other is refused."""
+        unit = self._unit_reshape(g, shape, valid_attr, span) if None not in shape else None
+        if unit is not None:
+            return unit
+        level = g.vg[0]
+        if None not in shape and valid_attr is None and gm.flat2(shape) == (g.rows // level, level * g.cols) \
+                and gm.const(g.vc) == g.cols:
+            if not gm.contiguous(g):
+                g = self.compact(g, span)
+            rows, cols = gm.flat2(shape)
+            return GVal(g.buf, g.offset, rows, cols, cols, gm.C(rows), gm.mul(g.vg[1], gm.C(g.cols)), g.dtype, tuple(shape))
+        unsupported(f"op '{getattr(self, 'opcode', 'reshape')}' reshaping a {g.dtype} {list(g.shape)} value whose first "
+                    f"rows of every {level} are valid to {list(shape)} (a count of valid rows per level)", span)
 
     def _unit_reshape(self, g: GVal, shape: tuple, valid_attr, span):
         """A reshape of a partially valid value that only inserts or drops axes of one index and
@@ -908,9 +928,9 @@ class _BlockPlanner:
             if isinstance(x, (ir.Value, ir.TensorRef)):
                 key = self.load(x, span)
                 exts.append((seg.shape2[key], self.vext[key]))
-                if self.vlevel.get(key) is not None and seg.shape2[key][0] == shape2[0] \
-                        and self.vlevel[key] not in levels:
-                    levels.append(self.vlevel[key])
+                vg = self.vlevel.get(key)  # the same rows of each level, whatever the columns' extent
+                if vg is not None and seg.shape2[key][0] == shape2[0] and vg[:2] not in [v[:2] for v in levels]:
+                    levels.append(vg)
         # the result's valid extent: the smallest among operands not broadcast along each axis
         # (an operand of extent 1 along an axis where the result has 1 is not broadcast)
         vr, vc = gm.C(shape2[0]), gm.C(shape2[1])
@@ -939,8 +959,12 @@ class _BlockPlanner:
         the invalid rows of each level, and operands of other levels do not line up."""
         if not levels:
             return None
-        if len(levels) > 1:
-            unsupported(f"op '{op.opcode}' on values valid in the first rows of different levels", span)
+        if len({v[0] for v in levels}) > 1:
+            unsupported(f"op '{op.opcode}' on values valid in the first rows of levels of {sorted({v[0] for v in levels})} "
+                        "rows", span)
+        while len(levels) > 1:  # the valid extent of an elementwise result: the smallest of its operands'
+            a, b = levels.pop(), levels.pop()
+            levels.append((a[0], gm.emin(a[1], b[1]), tuple(gm.emin(x, y) for x, y in zip(a[2], b[2]))))
         checked = op.types[0].dtype.startswith(("int", "uint")) and op.opcode in ("div", "floordiv", "remainder", "fmod")
         if op.results[0] in self.colreduce or op.results[0] in self.nokeep or checked or op.opcode in (
                 "prod", "arange", "cumsum", "triu", "tril"):
@@ -1193,9 +1217,18 @@ class _BlockPlanner:
         if k == n - 1 or shape[k] == 1:
             return False
         dt = op.types[0].dtype
-        g = self.flat_gval_of(src, span)
-        full = gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols
-        vin = tuple(gm.C(d) for d in g.shape) if full else gm.valid_dims(g.vr, g.vc, g.shape)
+        g = self.gval_of(src, span, levels=True)
+        if g.vg is not None:  # valid per level: summed over a full axis above the level, slice by slice
+            top = next(j for j in range(n) if math.prod(shape[j:n - 1]) == g.vg[0])
+            if k >= top or shape[k] > MAX_AXIS:
+                unsupported(f"op '{op.opcode}' along axis {k} of a {g.dtype} {list(shape)} value whose first rows of "
+                            f"every {g.vg[0]} are valid (a count of valid rows per level: only along the axes above "
+                            f"it, of at most {MAX_AXIS})", span)
+            if g.outer:
+                g = self.compact(g, span)
+        g = self.flat_gval_of(src, span) if g.vg is None else g
+        full = gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols and g.vg is None
+        vin = g.vg[2] if g.vg is not None else (tuple(gm.C(d) for d in g.shape) if full else gm.valid_dims(g.vr, g.vc, g.shape))
         kk = shape[k]
         if vin is None or gm.const(vin[k]) != kk or kk > MAX_AXIS or g.rows < 0:
             for step in by_permute(op, src, shape, k, dt):
@@ -1209,7 +1242,8 @@ class _BlockPlanner:
         sshape = shape[:k] + shape[k + 1:]
         rows, cols = gm.flat2(sshape)
         svalid = vin[:k] + vin[k + 1:]
-        vr, vc = gm.flat_valid(svalid, sshape, span)
+        levels = gm.level_valid(svalid, sshape)  # the slices keep the rows valid per level
+        vr, vc, svg = levels if levels is not None else gm.flat_valid(svalid, sshape, span) + (None,)
         tile = tuple(t for j, t in enumerate(op.tile) if j != k) if op.tile is not None and len(op.tile) == n else op.tile
         wide = dt in ("fp16", "bf16") and op.opcode == "sum"
         acc_dt = "fp32" if wide else dt
@@ -1229,9 +1263,9 @@ class _BlockPlanner:
             if m == 1 or a == 1:  # rows uniformly strided: K*ld apart (m == 1) or ld apart (a == 1)
                 sld = gm.mul(step, gm.C(kk)) if m == 1 else ld
                 sld = gm.const(sld) if gm.const(sld) is not None else sld
-                sg = GVal(g.buf, off, rows, cols, sld, vr, vc, g.dtype, sshape)
+                sg = GVal(g.buf, off, rows, cols, sld, vr, vc, g.dtype, sshape, vg=svg)
             else:  # m rows ld apart, a times K*m*ld apart
-                sg = GVal(g.buf, off, rows, cols, g.ld, vr, vc, g.dtype, sshape, ((a, gm.mul(step, gm.C(kk))),))
+                sg = GVal(g.buf, off, rows, cols, g.ld, vr, vc, g.dtype, sshape, ((a, gm.mul(step, gm.C(kk))),), vg=svg)
             self.env[key] = sg
             self._ir_shape[key] = sshape
             x = ir.Value(key)
@@ -1295,7 +1329,9 @@ class _BlockPlanner:
         if g.vg is not None and not (swap and gm.per_matrix(g) is not None):
             unsupported(f"transpose of axes {[k for k in range(n) if perm[k] != k]} of a {g.dtype} value whose "
                         f"first rows of every {g.vg[0]} are valid (only its matrices' last two axes)", span)
-        if g.vg is not None:  # each matrix's valid rows and columns, swapped
+        full = gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols and g.vg is None
+        alike = swap and nbatch > 1 and not full and gm.per_matrix(g) is not None
+        if g.vg is not None or alike:  # each matrix's valid rows and columns, swapped
             vrows, vcols = gm.per_matrix(g)
             go = gm.of_matrices(whole, vcols, vrows)
             vr, vc, vg = go.vr, go.vc, go.vg
@@ -1312,7 +1348,7 @@ class _BlockPlanner:
                             "value (only whole slabs of the leading axes it keeps in place)", span)
             vr, vc = gm.mul(slabs, gm.C(math.prod(oshape[kept:n - 1]))), gm.C(oshape[-1])
         go = GVal(whole.buf, whole.offset, whole.rows, whole.cols, whole.ld, vr, vc, whole.dtype, whole.shape,
-                  vg=vg if g.vg is not None else None)
+                  vg=vg if g.vg is not None or alike else None)
         self.close()
         self.nseg += 1
         name = f"{self.P.symbol}_{self.block.name}_tr{self.nseg}"
@@ -1327,6 +1363,8 @@ class _BlockPlanner:
         its only outer level steps over matrices); any other layout is copied compact first.  Valid
         rows per level are read where every matrix has them alike (``gm.per_matrix``)."""
         g = self.gval_of(x, span, levels=True)
+        if g.rows >= 0 and not gm.static_ld(g):  # a row stride known at run time (a view of a DYNAMIC last dim)
+            return self.compact(g, span)
         if g.vg is not None and gm.per_matrix(g) is None:
             unsupported(f"op 'matmul' reading the {g.dtype} %{getattr(x, 'name', x)} whose first rows of every "
                         f"{g.vg[0]} are valid (a level other than its matrices' rows)", span)
