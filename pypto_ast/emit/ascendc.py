@@ -36,7 +36,7 @@ from .axes import split_axis_reductions
 from .cut import fitting
 from ..ir import shape_rules
 from .decompose import decompose
-from .errors import EmitError, refused, unsupported
+from .errors import UNSUPPORTED, EmitError, refused, unsupported
 from .gm import GVal
 from .index import OPS as INDEX_OPS, IndexLaunch, IndexPlanner
 from .quant import QUANT_OPS, lower_quant
@@ -185,7 +185,7 @@ class _Planner:
             g = env.get(v.name)
             if not isinstance(g, GVal):
                 raise EmitError(f"returned value %{v.name} is not defined")
-            if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols:
+            if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols or g.vg is not None:
                 unsupported(f"returning the partially valid value %{v.name}")
             if g.buf.kind != "ret" or g.rows * g.cols != math.prod(g.shape or (1,)) \
                     or gm.const(g.offset) != 0:
@@ -288,6 +288,7 @@ class _Planner:
                        self.cexpr(g.vc, scope, seg.span), self.cexpr(g.buf.numel, scope, seg.span)]
         fields += [self.cexpr(g.ld, scope, seg.span) for g in regions if not gm.static_ld(g)]  # after the 4 per region
         fields += [self.cexpr(stride, scope, seg.span) for g in regions for _, stride in g.outer]  # then the levels
+        fields += [self.cexpr(g.vg[1], scope, seg.span) for g in regions if g.vg is not None]  # valid rows per level
         self._launch_lines(seg.name, info["num_blocks"], regions, fields, seg.label, depth, seg.span)
 
     def _launch_cube(self, cl, scope: set, depth: int):
@@ -446,6 +447,11 @@ def _whole_matrices(g: GVal):
     return gm.quotient(g.vr, rows) if gm.const(g.vc) == cols else None
 
 
+def _where(span):
+    """A span as a key: (line, column) of the op's source."""
+    return (getattr(span, "line", None), getattr(span, "col", None)) if span is not None else None
+
+
 class _BlockPlanner:
     """Split one compute block into kernels; values live in UB inside a segment, in GM across."""
 
@@ -455,6 +461,7 @@ class _BlockPlanner:
         self.nseg = 0
         self.ub: dict = {}  # value name -> Segment holding it in UB
         self.vext: dict = {}  # value name -> (vr Expr, vc Expr)
+        self.vlevel: dict = {}  # value name -> gm.GVal.vg (valid rows per level) where it has one
         self.nokeep: set = set()  # reductions without keepdim (shape [R], stored per row)
         self.colreduce: set = set()  # reductions over the rows ([R, C] -> [1, C])
         self.front_valid: dict = {}  # a reduction axis moved to the front: (source valid dims, axis)
@@ -492,7 +499,7 @@ class _BlockPlanner:
         shape = (rows,) if name in self.nokeep else self._ir_shape.get(name, (rows, cols))
         buf = self.P.new_ws(dt, shape, name in self.P.returned)
         vr, vc = self.vext[name]
-        g = GVal(buf, gm.C(0), rows, cols, cols, vr, vc, dt, tuple(shape))
+        g = GVal(buf, gm.C(0), rows, cols, cols, vr, vc, dt, tuple(shape), vg=self.vlevel.get(name))
         seg.stores.append(Store(name, g))
         seg.written.add(buf.name)
         self.env[name] = g
@@ -506,6 +513,7 @@ class _BlockPlanner:
         self._ir_shape = {}
         named = {name: tuple(gm.const(d) for d in b.shape) for name, b in self.P.named.items()}
         static = {n: s for n, s in named.items() if None not in s}
+        self.origin = {_where(op.span): op.opcode for op in self.block.ops if op.span is not None}
         ops = self.ops = split_axis_reductions(decompose(self.block.ops, static), static)
         for op in ops:
             for r, t in zip(op.results, op.types):
@@ -533,7 +541,20 @@ class _BlockPlanner:
         for name in [n for n, v in self.env.items() if not isinstance(v, GVal)]:
             del self.env[name]
 
-    def gval_of(self, x, span) -> GVal:
+    def gval_of(self, x, span, levels: bool = False) -> GVal:
+        """The GM value of ``x``; one valid per level of rows (gm.GVal.vg) only where ``levels``
+        says the caller (the vector kernels) carries it."""
+        g = self._gval_of(x, span)
+        if g.vg is not None and not levels:
+            err = self.conv_views.get(x.name)
+            what = (err.error.message.split(": " + UNSUPPORTED)[0] if err is not None else
+                    f"%{x.name}, a {g.dtype} value whose first rows of every {g.vg[0]} are valid (a count of valid "
+                    "rows per level, which only the vector kernels' copies, elementwise ops and last-axis "
+                    "reductions carry)")
+            unsupported(f"op '{getattr(self, 'opcode', None)}' reading the {what}", span)
+        return g
+
+    def _gval_of(self, x, span) -> GVal:
         if isinstance(x, ir.TensorRef):
             b = self.P.named.get(x.name)
             if b is None:
@@ -543,8 +564,10 @@ class _BlockPlanner:
             if x.name in self.ub:
                 return self.materialize(x.name, span)
             g = self.env.get(x.name)
-            if g is None and x.name in self.conv_views:
-                raise self.conv_views[x.name].error
+            if g is None and x.name in self.conv_views:  # only a conv reads it: name the op that does
+                err = self.conv_views[x.name].error
+                reader = getattr(self, "opcode", None)
+                raise EmitError(f"op '{reader}' reading the {err.message}" if reader else err.message, err.span, err.code)
             if g is None:
                 raise EmitError(f"value %{x.name} is not defined here", span)
             return g
@@ -569,10 +592,12 @@ class _BlockPlanner:
         self.store(ir.Value(key), buf, tuple(gm.C(0) for _ in g.shape), span)
         del self.env[key]
         self.close()
-        return GVal(buf, gm.C(0), g.rows, g.cols, g.cols, g.vr, g.vc, g.dtype, g.shape)
+        return GVal(buf, gm.C(0), g.rows, g.cols, g.cols, g.vr, g.vc, g.dtype, g.shape, vg=g.vg)
 
     def op(self, op: ir.Op):
         code, span = op.opcode, op.span
+        # the user's op being planned, named when it reads what it cannot (not the steps it is composed of)
+        self.opcode = getattr(self, "origin", {}).get(_where(span), code)
         found = shape_rules.refusal(op, self.P.declared)
         if found is not None:
             refused(found[0], found[1], span)
@@ -595,6 +620,12 @@ class _BlockPlanner:
                 unsupported(f"a view of dynamic shape with valid_shape", span)
             try:
                 self.env[op.results[0]] = gm.view(g, tuple(op.attr("offsets")), shape, valid, span, named)
+                if self.env[op.results[0]].vg is not None:  # a conv reads it by N-D strides, the others refuse
+                    try:
+                        gm.flat_valid(tuple(valid), shape, span, f"view of {g.dtype} @{g.buf.name}")
+                    except EmitError as exc:
+                        from .strided import nd_view
+                        self.conv_views[op.results[0]] = nd_view(g.buf, tuple(op.attr("offsets")), shape, valid, exc)
             except EmitError as exc:  # rows not evenly spaced: only a conv reads such a view (conv.py)
                 if not (named and ("not evenly spaced" in exc.message or "not a row prefix" in exc.message)):
                     raise
@@ -652,8 +683,10 @@ class _BlockPlanner:
         (``gm.reshape_checks``).  A dynamic shape (``inplace=True``, pypto's rule) is a view of a
         contiguous fully valid value whose rows the control program counts."""
         span = op.span
-        g = self.gval_of(op.operands[0], span)
+        g = self.gval_of(op.operands[0], span, levels=True)
         dims = tuple(gm.as_expr(d) for d in op.types[0].shape)
+        if g.vg is not None and not op.attr("front"):
+            return self._level_reshape(g, tuple(gm.const(d) for d in dims), op.attr("valid_shape"), span)
         if op.attr("front"):  # the end of a reduction over an axis moved to the front (``_front``)
             shape = tuple(gm.const(d) for d in dims)
             vin, k = self.front_valid[op.attr("front")]
@@ -671,6 +704,9 @@ class _BlockPlanner:
     def _reshaped(self, g: GVal, shape: tuple, valid_attr, span) -> GVal:
         if g.rows < 0:
             unsupported(f"reshape of a dynamically shaped value to the static shape {list(shape)}", span)
+        unit = self._unit_reshape(g, shape, valid_attr, span)
+        if unit is not None:
+            return unit
         if not gm.contiguous(g):
             g = self.compact(g, span)
         vr, vc, checks = gm.reshape_valid(g, shape, valid_attr, span)
@@ -678,6 +714,47 @@ class _BlockPlanner:
             self._check_fault(cond, message, values, span)
         rows, cols = gm.flat2(shape)
         return GVal(g.buf, g.offset, rows, cols, cols, vr, vc, g.dtype, tuple(shape))
+
+    def _level_reshape(self, g: GVal, shape: tuple, valid_attr, span) -> GVal:
+        """A reshape of a value valid per level of rows (gm.GVal.vg): one that keeps the 2-D form
+        (``_unit_reshape``), or one that makes each level one row (``[A, L, D]`` -> ``[A, L*D]``: the
+        emitter's own step of a reduction over ``A``, axes.py), whose valid columns are the level's
+        valid rows' elements.  Any other is refused."""
+        unit = self._unit_reshape(g, shape, valid_attr, span) if None not in shape else None
+        if unit is not None:
+            return unit
+        level = g.vg[0]
+        if None not in shape and valid_attr is None and gm.flat2(shape) == (g.rows // level, level * g.cols) \
+                and gm.const(g.vc) == g.cols:
+            if not gm.contiguous(g):
+                g = self.compact(g, span)
+            rows, cols = gm.flat2(shape)
+            return GVal(g.buf, g.offset, rows, cols, cols, gm.C(rows), gm.mul(g.vg[1], gm.C(g.cols)), g.dtype, tuple(shape))
+        unsupported(f"op '{getattr(self, 'opcode', 'reshape')}' reshaping a {g.dtype} {list(g.shape)} value whose first "
+                    f"rows of every {level} are valid to {list(shape)} (a count of valid rows per level)", span)
+
+    def _unit_reshape(self, g: GVal, shape: tuple, valid_attr, span):
+        """A reshape of a partially valid value that only inserts or drops axes of one index and
+        keeps the last axis (``[T, 1, L]`` -> ``[T, L]``): the same 2-D form, each valid element in its
+        place, as the interpreter's ``_unit_reshape_valid``; a valid_shape must be that region.
+        None for any other reshape."""
+        full = gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols and g.vg is None
+        if full or not g.shape or shape[-1] != g.shape[-1] or [d for d in g.shape if d != 1] != [d for d in shape if d != 1]:
+            return None
+        vin = g.vg[2] if g.vg is not None else gm.valid_dims(g.vr, g.vc, g.shape)
+        if vin is None or any(d == 1 and gm.const(v) != 1 for d, v in zip(g.shape, vin)):
+            return None
+        kept = iter(v for d, v in zip(g.shape, vin) if d != 1)
+        unit = tuple(next(kept) if d != 1 else gm.C(1) for d in shape)
+        if valid_attr is not None:
+            va = tuple(gm.as_expr(v) for v in valid_attr)
+            self._check_fault(gm.all_of(gm.eq(a, b) for a, b in zip(va, unit)),
+                              f"reshape: valid_shape {gm._dims_text(len(va))} is not the valid region "
+                              f"{gm._dims_text(len(unit))} of the input", va + unit, span)
+        rows, cols = gm.flat2(shape)
+        vg = (g.vg[0], g.vg[1], unit) if g.vg is not None else None
+        return GVal(g.buf, g.offset, rows, cols, g.ld, g.vr, g.vc, g.dtype, tuple(shape), g.outer if rows == g.rows else (),
+                    vg=vg) if not g.outer else None
 
     def _check_fault(self, cond, message: str, values: tuple, span):
         """Queue a control-program check: fault with ``message`` (printf ``%lld`` for each of
@@ -818,14 +895,14 @@ class _BlockPlanner:
             if isinstance(x, ir.Value) and x.name in self.ub and self.ub[x.name] is self.cur:
                 shapes.append(self.cur.shape2[x.name])
             elif isinstance(x, (ir.Value, ir.TensorRef)):
-                g = self.gval_of(x, span)  # a value of an earlier kernel goes to GM here
+                g = self.gval_of(x, span, levels=True)  # a value of an earlier kernel goes to GM here
                 if g.rows < 0:
                     unsupported(f"reading a dynamically shaped tensor whole ({x!r})", span)
                 shapes.append((g.rows, g.cols))
         seg = self.seg()
         joined = self._compatible(seg.shape, shapes)
         hazard = any(isinstance(x, (ir.Value, ir.TensorRef)) and not (isinstance(x, ir.Value) and x.name in self.ub)
-                     and self.gval_of(x, span).buf.name in seg.written for x in op.operands)
+                     and self.gval_of(x, span, levels=True).buf.name in seg.written for x in op.operands)
         fresh = {self._key(x) for x in op.operands if isinstance(x, (ir.Value, ir.TensorRef))
                  and not (isinstance(x, ir.Value) and self.ub.get(x.name) is seg) and not seg.has(self._key(x))}
         crowded = bool(seg.ops) and len(seg.loads) + len(fresh) > MAX_SEGMENT_LOADS  # the VECIN queues (§5.1)
@@ -846,11 +923,14 @@ class _BlockPlanner:
         if not seg.tile_rows and op.tile is not None:
             seg.tile_rows = max(1, math.prod(op.tile[:-1]))
             seg.tile_cols = op.tile[-1]
-        exts = []
+        exts, levels = [], []
         for x in op.operands:
             if isinstance(x, (ir.Value, ir.TensorRef)):
                 key = self.load(x, span)
                 exts.append((seg.shape2[key], self.vext[key]))
+                vg = self.vlevel.get(key)  # the same rows of each level, whatever the columns' extent
+                if vg is not None and seg.shape2[key][0] == shape2[0] and vg[:2] not in [v[:2] for v in levels]:
+                    levels.append(vg)
         # the result's valid extent: the smallest among operands not broadcast along each axis
         # (an operand of extent 1 along an axis where the result has 1 is not broadcast)
         vr, vc = gm.C(shape2[0]), gm.C(shape2[1])
@@ -862,6 +942,7 @@ class _BlockPlanner:
         if op.opcode == "full" and op.attr("valid_shape") is not None:  # a created value's own valid extent
             vr, vc = gm.flat_valid(tuple(op.attr("valid_shape")), gm.static_dims(op.types[0].shape, span, "full"), span)
         self.vext[res] = (vr, vc)
+        self.vlevel[res] = self._level_of(op, levels, span)
         operands = tuple(ir.Value(self._key(x)) if isinstance(x, (ir.Value, ir.TensorRef)) else x
                          for x in op.operands)
         seg.ops.append(ir.Op(op.results, op.opcode, operands, op.attrs, op.types, op.tile, op.cube_tile, op.span))
@@ -871,6 +952,26 @@ class _BlockPlanner:
         if res in self.colreduce:  # complete only after the last tile: to GM, then a new kernel
             seg.single_core = True
             self.materialize(res, span)
+
+    def _level_of(self, op: ir.Op, levels: set, span):
+        """The result's valid rows per level (gm.GVal.vg): its operands', computed row by row (an
+        elementwise op, a reduction along the last axis); a reduction over the rows would count
+        the invalid rows of each level, and operands of other levels do not line up."""
+        if not levels:
+            return None
+        if len({v[0] for v in levels}) > 1:
+            unsupported(f"op '{op.opcode}' on values valid in the first rows of levels of {sorted({v[0] for v in levels})} "
+                        "rows", span)
+        while len(levels) > 1:  # the valid extent of an elementwise result: the smallest of its operands'
+            a, b = levels.pop(), levels.pop()
+            levels.append((a[0], gm.emin(a[1], b[1]), tuple(gm.emin(x, y) for x, y in zip(a[2], b[2]))))
+        checked = op.types[0].dtype.startswith(("int", "uint")) and op.opcode in ("div", "floordiv", "remainder", "fmod")
+        if op.results[0] in self.colreduce or op.results[0] in self.nokeep or checked or op.opcode in (
+                "prod", "arange", "cumsum", "triu", "tril"):
+            level = levels[0]
+            unsupported(f"op '{op.opcode}' over the rows of a {op.types[0].dtype} value whose first rows of every "
+                        f"{level[0]} are valid (a count of valid rows per level)", span)
+        return levels[0]
 
     def _broadcast_views(self, op: ir.Op, shape2: tuple) -> ir.Op:
         """``op`` with each operand broadcast along an axis its 2-D form cannot say ([A, 1, B]
@@ -926,9 +1027,11 @@ class _BlockPlanner:
             return key
         if seg.has(key):
             return key
-        g = self.gval_of(x, span)
-        if g.dtype == "bool":
+        g = self.gval_of(x, span, levels=True)
+        if g.dtype == "bool" and g.vg is None:
             return self._load_bool(key, g, span)
+        if g.dtype == "bool":
+            unsupported(f"reading the bool {key} valid in the first rows of every {g.vg[0]}", span)
         if g.dtype not in SUPPORTED_DTYPES:
             unsupported(f"reading {key} of dtype {g.dtype}", span)
         seg.loads.append(Load(key, g))
@@ -936,6 +1039,7 @@ class _BlockPlanner:
         seg.shape2[key] = (g.rows, g.cols)
         seg.dtype[key] = g.dtype
         self.vext[key] = (g.vr, g.vc)
+        self.vlevel[key] = g.vg
         return key
 
     def _load_bool(self, key: str, g: GVal, span) -> str:
@@ -986,7 +1090,7 @@ class _BlockPlanner:
             rows, cols = seg.shape2[name]
             shape = self._ir_shape.get(name, (rows, cols))
         else:
-            g0 = self.gval_of(val, span)
+            g0 = self.gval_of(val, span, levels=True)
             dt, rows, cols, shape = g0.dtype, g0.rows, g0.cols, g0.shape
         if dt != buf.dtype:
             raise EmitError(f"assemble: dtype {dt} into @{buf.name} of {buf.dtype}", span)
@@ -1002,7 +1106,7 @@ class _BlockPlanner:
         if name not in self.ub:  # a GM value: copy it through UB
             seg = self.seg()
             joined = self._compatible(seg.shape, [(rows, cols)])
-            g0 = self.gval_of(val, span)
+            g0 = self.gval_of(val, span, levels=True)
             if joined is None or g0.buf.name in seg.written or buf.name in seg.read:
                 self.close()
                 seg = self.seg()
@@ -1014,11 +1118,14 @@ class _BlockPlanner:
         vr, vc = self.vext[name]
         if buf.kind in ("param", "local"):  # the store's region, checked as the interpreter checks an assemble
             stored = (vr,) if name in self.nokeep else gm.valid_dims(vr, vc, shape)
+            if self.vlevel.get(name) is not None:  # valid per level: its N-D valid extent
+                stored = self.vlevel[name][2][:len(shape) - 1] + (vc,)
             self._check_region(gm.ASSEMBLE, f"@{buf.name}", offsets, shape, stored, buf.shape, span)
         region.vr, region.vc = gm.emin(region.vr, vr), gm.emin(region.vc, vc)
+        region.vg = self.vlevel.get(name)
         # a kernel reading another region of the destination cannot also write it (other cores)
         if any(ld.gval.buf.name == buf.name and not ld.gval.same_region(region) for ld in seg.loads):
-            g = self.materialize(name, span) if name in self.ub else self.gval_of(val, span)
+            g = self.materialize(name, span) if name in self.ub else self.gval_of(val, span, levels=True)
             self.close()
             seg = self.seg()
             seg.shape = (g.rows, g.cols)
@@ -1110,9 +1217,18 @@ class _BlockPlanner:
         if k == n - 1 or shape[k] == 1:
             return False
         dt = op.types[0].dtype
-        g = self.flat_gval_of(src, span)
-        full = gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols
-        vin = tuple(gm.C(d) for d in g.shape) if full else gm.valid_dims(g.vr, g.vc, g.shape)
+        g = self.gval_of(src, span, levels=True)
+        if g.vg is not None:  # valid per level: summed over a full axis above the level, slice by slice
+            top = next(j for j in range(n) if math.prod(shape[j:n - 1]) == g.vg[0])
+            if k >= top or shape[k] > MAX_AXIS:
+                unsupported(f"op '{op.opcode}' along axis {k} of a {g.dtype} {list(shape)} value whose first rows of "
+                            f"every {g.vg[0]} are valid (a count of valid rows per level: only along the axes above "
+                            f"it, of at most {MAX_AXIS})", span)
+            if g.outer:
+                g = self.compact(g, span)
+        g = self.flat_gval_of(src, span) if g.vg is None else g
+        full = gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols and g.vg is None
+        vin = g.vg[2] if g.vg is not None else (tuple(gm.C(d) for d in g.shape) if full else gm.valid_dims(g.vr, g.vc, g.shape))
         kk = shape[k]
         if vin is None or gm.const(vin[k]) != kk or kk > MAX_AXIS or g.rows < 0:
             for step in by_permute(op, src, shape, k, dt):
@@ -1126,7 +1242,8 @@ class _BlockPlanner:
         sshape = shape[:k] + shape[k + 1:]
         rows, cols = gm.flat2(sshape)
         svalid = vin[:k] + vin[k + 1:]
-        vr, vc = gm.flat_valid(svalid, sshape, span)
+        levels = gm.level_valid(svalid, sshape)  # the slices keep the rows valid per level
+        vr, vc, svg = levels if levels is not None else gm.flat_valid(svalid, sshape, span) + (None,)
         tile = tuple(t for j, t in enumerate(op.tile) if j != k) if op.tile is not None and len(op.tile) == n else op.tile
         wide = dt in ("fp16", "bf16") and op.opcode == "sum"
         acc_dt = "fp32" if wide else dt
@@ -1146,9 +1263,9 @@ class _BlockPlanner:
             if m == 1 or a == 1:  # rows uniformly strided: K*ld apart (m == 1) or ld apart (a == 1)
                 sld = gm.mul(step, gm.C(kk)) if m == 1 else ld
                 sld = gm.const(sld) if gm.const(sld) is not None else sld
-                sg = GVal(g.buf, off, rows, cols, sld, vr, vc, g.dtype, sshape)
+                sg = GVal(g.buf, off, rows, cols, sld, vr, vc, g.dtype, sshape, vg=svg)
             else:  # m rows ld apart, a times K*m*ld apart
-                sg = GVal(g.buf, off, rows, cols, g.ld, vr, vc, g.dtype, sshape, ((a, gm.mul(step, gm.C(kk))),))
+                sg = GVal(g.buf, off, rows, cols, g.ld, vr, vc, g.dtype, sshape, ((a, gm.mul(step, gm.C(kk))),), vg=svg)
             self.env[key] = sg
             self._ir_shape[key] = sshape
             x = ir.Value(key)
@@ -1208,7 +1325,17 @@ class _BlockPlanner:
         whole = gm.whole(out, span)
         p = plan(shape, perm)
         nbatch = math.prod(shape[k] for k in p["batch"])
-        if gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols:
+        swap = perm == tuple(range(n - 2)) + (n - 1, n - 2)
+        if g.vg is not None and not (swap and gm.per_matrix(g) is not None):
+            unsupported(f"transpose of axes {[k for k in range(n) if perm[k] != k]} of a {g.dtype} value whose "
+                        f"first rows of every {g.vg[0]} are valid (only its matrices' last two axes)", span)
+        full = gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols and g.vg is None
+        alike = swap and nbatch > 1 and not full and gm.per_matrix(g) is not None
+        if g.vg is not None or alike:  # each matrix's valid rows and columns, swapped
+            vrows, vcols = gm.per_matrix(g)
+            go = gm.of_matrices(whole, vcols, vrows)
+            vr, vc, vg = go.vr, go.vc, go.vg
+        elif gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols:
             vr, vc = whole.vr, whole.vc
         elif nbatch == 1:  # one matrix: its valid rows and columns, swapped if the last axis moved
             vr, vc = (g.vc, g.vr) if p["transposed"] else (g.vr, g.vc)
@@ -1220,7 +1347,8 @@ class _BlockPlanner:
                 unsupported(f"transpose of axes {[k for k in range(n) if perm[k] != k]} of a partially valid "
                             "value (only whole slabs of the leading axes it keeps in place)", span)
             vr, vc = gm.mul(slabs, gm.C(math.prod(oshape[kept:n - 1]))), gm.C(oshape[-1])
-        go = GVal(whole.buf, whole.offset, whole.rows, whole.cols, whole.ld, vr, vc, whole.dtype, whole.shape)
+        go = GVal(whole.buf, whole.offset, whole.rows, whole.cols, whole.ld, vr, vc, whole.dtype, whole.shape,
+                  vg=vg if g.vg is not None or alike else None)
         self.close()
         self.nseg += 1
         name = f"{self.P.symbol}_{self.block.name}_tr{self.nseg}"
@@ -1232,8 +1360,14 @@ class _BlockPlanner:
     def _matmul_operand(self, x, span) -> GVal:
         """A matmul operand as the cube kernel reads it: matrices of uniformly strided rows, a
         batch of them one stride apart (a view of a batch of larger matrices keeps its layout:
-        its only outer level steps over matrices); any other layout is copied compact first."""
-        g = self.gval_of(x, span)
+        its only outer level steps over matrices); any other layout is copied compact first.  Valid
+        rows per level are read where every matrix has them alike (``gm.per_matrix``)."""
+        g = self.gval_of(x, span, levels=True)
+        if g.rows >= 0 and not gm.static_ld(g):  # a row stride known at run time (a view of a DYNAMIC last dim)
+            return self.compact(g, span)
+        if g.vg is not None and gm.per_matrix(g) is None:
+            unsupported(f"op 'matmul' reading the {g.dtype} %{getattr(x, 'name', x)} whose first rows of every "
+                        f"{g.vg[0]} are valid (a level other than its matrices' rows)", span)
         if not g.outer:
             return g
         (count, stride), = g.outer if len(g.outer) == 1 else ((None, None),)
@@ -1254,9 +1388,16 @@ class _BlockPlanner:
         valid_batches = []  # Exprs: how many matrices of a partially valid batched operand hold data
         oshape = gm.static_dims(op.types[0].shape, span, "matmul shape")
         partial = set()  # a (0) / b (1): one matrix whose valid extents the control program computes
+        alike = {}  # a (0) / b (1) of a batch: every matrix valid alike (gm.per_matrix), partly
         for i, (x, g) in enumerate(zip(ops, gs)):
             if g.rows < 0 or not gm.static_ld(g):
                 unsupported(f"matmul of a dynamically shaped operand {x!r}", span)
+            if i == 2 and g.vg is not None:
+                unsupported(f"a matmul bias {x!r} valid per level of rows", span)
+            each = gm.per_matrix(g) if i < 2 and math.prod(oshape[:-2]) > 1 else None
+            if each is not None and (g.vg is not None or gm.const(g.vc) != g.cols):
+                alike[i] = each
+                continue
             if gm.const(g.vr) != g.rows or gm.const(g.vc) != g.cols:
                 if i < 2 and math.prod(g.shape[:-2]) == 1 and math.prod(oshape[:-2]) == 1:
                     partial.add(i)
@@ -1274,6 +1415,13 @@ class _BlockPlanner:
                 unsupported(f"matmul of a partially valid operand {ops[min(partial)]!r} in a batched matmul", span)
             vm, vka = (ga.vc, ga.vr) if ta else (ga.vr, ga.vc)
             vkb, vn = (gb.vc, gb.vr) if tb else (gb.vr, gb.vc)
+            valid_mnk = (vm, vn, vka, vkb)
+        if alike:  # a batch whose matrices are valid alike: one valid m, n, k for all of them
+            if valid_batches:
+                unsupported(f"matmul of a batch valid in whole matrices and one valid in each matrix", span)
+            (ar, ac), (br, bc) = (alike.get(i, (gm.C(g.shape[-2]), gm.C(g.shape[-1]))) for i, g in enumerate(gs[:2]))
+            vm, vka = (ac, ar) if ta else (ar, ac)
+            vkb, vn = (bc, br) if tb else (br, bc)
             valid_mnk = (vm, vn, vka, vkb)
         sa, sb = ga.shape, gb.shape
         if len(sa) != len(sb) or len(sa) < 2 or (math.prod(sa[:-2]) > 1 and math.prod(sb[:-2]) > 1
@@ -1301,11 +1449,12 @@ class _BlockPlanner:
             return g.outer[0][1] if g.outer else g.shape[-2] * g.ld  # _matmul_operand: one level per matrix
 
         cube = op.cube_tile or ((64, 64), (64, 64), (64, 64))
+        # an m of fewer than 16 rows (the models' [1, 1] m tile of a one-row a) is one fractal of 16 rows
         spec = MatmulSpec(
             kernel=f"{self.P.symbol}_{self.block.name}_mm{self.nseg + 1}", a_dtype=ga.dtype, b_dtype=gb.dtype,
             c_dtype=out.dtype, m=m, n=n, k=k, lda=ga.ld, ldb=gb.ld, ldc=gc.ld, trans_a=ta, trans_b=tb,
             batch=batch, batch_stride_a=bstride(ga), batch_stride_b=bstride(gb), batch_stride_c=m * n if batch > 1 else 0,
-            base_m=cube[0][0], base_n=cube[2][0], base_k=cube[1][0], bias=len(gs) == 3,
+            base_m=max(cube[0][0], 16) if m < 16 else cube[0][0], base_n=cube[2][0], base_k=cube[1][0], bias=len(gs) == 3,
             valid_batches=bool(valid_batches), valid_mnk=valid_mnk is not None,
             comment=f"{self.block.name}: %{res} = matmul, line {span.line if span else '?'}")
         acc = "int32" if ga.dtype == "int8" else "fp32"  # the L0C dtype, the bias's
@@ -1318,7 +1467,9 @@ class _BlockPlanner:
             nb = e if nb is None else gm.emin(nb, e)
         if nb is not None:  # the result's valid data: the first nb matrices, whole
             gc = GVal(gc.buf, gc.offset, gc.rows, gc.cols, gc.ld, gm.mul(nb, gm.C(m)), gm.C(n), gc.dtype, gc.shape)
-        if valid_mnk is not None:  # the result's valid data: [valid m, valid n]
+        if valid_mnk is not None and batch > 1:  # the result's valid data: [valid m, valid n] of every matrix
+            gc = gm.of_matrices(gc, valid_mnk[0], valid_mnk[1])
+        elif valid_mnk is not None:  # the result's valid data: [valid m, valid n]
             gc = GVal(gc.buf, gc.offset, gc.rows, gc.cols, gc.ld, valid_mnk[0], valid_mnk[1], gc.dtype, gc.shape)
         self.done.append(_CubeLaunch(spec, gs + [gc], span, f"{self.block.name} matmul %{res}", nb, valid_mnk))
         self.env[res] = gc

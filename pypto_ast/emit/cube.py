@@ -70,7 +70,7 @@ class MatmulSpec:
     base_k: int = 64
     bias: bool = False          # a bias row of n fp32 elements added to every row of c
     valid_batches: bool = False  # the tiling's last int64: how many matrices hold data (the rest are skipped)
-    valid_mnk: bool = False     # four more int64 (last): the valid m, n, k (a's) and b's valid k, the control program's
+    valid_mnk: bool = False     # four more int64 (last): the valid m, n, k (a's) and b's valid k of every matrix, the control program's
     relu: bool = False          # Fixpipe's reluEn: max(c, 0) before the rounding (conv's relu_type)
     comment: str = ""
 
@@ -129,8 +129,6 @@ def _check_spec(s: MatmulSpec) -> None:
             raise EmitError(f"matmul {name} must be >= 0")
     if s.batch > 1 and s.batch_stride_c == 0:
         raise EmitError("matmul batch > 1 with batch_stride_c = 0 would write every batch to the same c")
-    if s.valid_mnk and s.batch != 1:
-        raise EmitError("matmul: valid m/n/k from the tiling are for one matrix (batch 1)")
     if s.trans_a and not s.trans_b and s.k % 16:
         raise EmitError(f"matmul with a transposed and b not transposed needs k % 16 == 0 (k={s.k}): both "
                         f"operands then carry K down their GM columns and Nd2Nz cannot zero-pad K there")

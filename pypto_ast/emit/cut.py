@@ -29,6 +29,8 @@ def fitting(seg: Segment, new_ws, vext: dict, source: str, budget: int) -> list:
     """``seg`` as a list of segments that each fit ``budget`` where a cut allows it (else the
     rest as it is: ``soc.check_plan`` reports it).  ``new_ws(dtype, shape)`` makes a GM
     workspace, ``vext`` holds each value's valid extent (rows, cols)."""
+    if any(r.gval.vg is not None for r in seg.loads + seg.stores):  # valid rows per level: not carried over a cut
+        return [seg]
     pieces, rest = [], seg
     while not _fits(rest, source, budget) and len(rest.ops) > 1 and not rest.single_core:
         for k in range(len(rest.ops) - 1, 0, -1):

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 from .. import ir
+from ..ir import printer
 from .errors import unsupported
 
 
@@ -56,6 +57,10 @@ class GVal:
     ``inner = rows / prod(counts)`` rows ``ld`` apart, repeated ``count`` times ``stride`` apart
     per level: row ``r`` starts at ``offset + (r % inner) * ld + sum_k digit_k(r) * stride_k``."""
     dims: tuple = None  # the N-D shape as Exprs when a dim is dynamic (an inplace reshape, a dynamic view)
+    vg: tuple = None
+    """Valid rows per level: ``(level, valid, nd)``, an int, an Expr and the N-D valid extent, when
+    only the first ``valid`` rows of every ``level`` rows are valid (a middle axis valid to a run-time extent: ``level_valid``).
+    Only the vector kernels read and write such a value; every other consumer refuses it."""
 
     def same_region(self, other: "GVal") -> bool:
         return (self.buf.name == other.buf.name and self.offset == other.offset and self.rows == other.rows
@@ -250,11 +255,34 @@ def view(src: GVal, offsets, shape, valid, span, src_is_named: bool) -> GVal:
             vr = emin(C(rows), emax(C(0), sub(src.vr, _row_of(offsets, shape, full, src))))
             vc = emin(C(cols), emax(C(0), sub(src.vc, offsets[-1])))
     else:
-        vr, vc = flat_valid(tuple(valid), shape, span)
+        vg = level_valid(tuple(valid), shape) if src_is_named else None
+        if vg is not None:
+            return GVal(src.buf, off, rows, cols, ld, vg[0], vg[1], src.dtype, shape, outer, vg=vg[2])
+        vr, vc = flat_valid(tuple(valid), shape, span, f"view of {src.dtype} @{src.buf.name}")
         if not src_is_named:
             vr = emin(vr, emax(C(0), sub(src.vr, _row_of(offsets, shape, full, src))))
             vc = emin(vc, emax(C(0), sub(src.vc, offsets[-1])))
     return GVal(src.buf, off, rows, cols, ld, vr, vc, src.dtype, shape, outer)
+
+
+def level_valid(valid: tuple, shape: tuple):
+    """``(vr, vc, (level, valid rows per level))`` of a block whose one partial axis ``j`` but the
+    last lies under full leading axes (``[tile, l_max, d]`` valid ``[tile, l, d]``): every level of
+    ``prod(shape[j:-1])`` rows holds its first ``valid[j] * prod(shape[j+1:-1])``.  None for any
+    other form (a row prefix, or more than one partial axis)."""
+    n = len(shape)
+    if n < 3 or 0 in shape:
+        return None
+    partial = [k for k in range(n - 1) if const(valid[k]) != shape[k]]
+    if len(partial) != 1 or partial[0] == 0 or shape[partial[0]] == 1:
+        return None
+    j = partial[0]
+    if all(shape[k] == 1 for k in range(j)):  # a row prefix: flat_valid's
+        return None
+    level = math.prod(shape[j:n - 1])
+    inner = math.prod(shape[j + 1:n - 1])
+    per = emin(emax(mul(as_expr(valid[j]), C(inner)), C(0)), C(level))
+    return C(math.prod(shape[:n - 1])), as_expr(valid[-1]), (level, per, tuple(as_expr(v) for v in valid))
 
 
 def _int(e):
@@ -325,7 +353,9 @@ def _row_of(offsets, shape, full, src):
     return row
 
 
-def flat_valid(valid: tuple, shape: tuple, span):
+def flat_valid(valid: tuple, shape: tuple, span, what: str = "a value"):
+    """The valid extent of a block as (valid rows, valid cols) of its 2-D form: it must be a
+    row prefix.  ``what`` names the op and dtype for the refusal of any other form."""
     n = len(shape)
     vc = valid[-1]
     if n == 1:
@@ -340,8 +370,44 @@ def flat_valid(valid: tuple, shape: tuple, span):
         return mul(gate, C(math.prod(lead_s))), vc
     j = partial[0]
     if any(lead_s[k] != 1 for k in range(j)) or len(partial) > 1:
-        unsupported(f"valid_shape {list(valid)} of a {list(shape)} block that is not a row prefix", span)
+        unsupported(_not_a_prefix(valid, shape, partial, what), span)
     return mul(gate, mul(lead_v[j], C(math.prod(lead_s[j + 1:])))), vc
+
+
+def _not_a_prefix(valid: tuple, shape: tuple, partial: list, what: str) -> str:
+    """Why a valid extent is not a row prefix, naming its form: the rows valid in each inner level
+    (a middle axis valid to a run-time extent under a full leading axis: the models' ``[tile,
+    l_max, d]`` of ``l`` blocks) is the form none of the kernels carries yet."""
+    text = "[" + ", ".join(printer.expr(as_expr(v)) for v in valid) + "]"
+    head = f"{what}: valid_shape {text} of a {list(shape)} block that is not a row prefix"
+    j, lead = partial[-1], [k for k in range(partial[-1]) if shape[k] != 1]
+    if len(partial) == 1 and lead:
+        runtime = "a run-time" if const(valid[j]) is None else "a partial"
+        level = math.prod(shape[j:-1])
+        head += (f" (axis {j} valid to {runtime} extent under the {math.prod(shape[k] for k in lead)} indices of axis "
+                 f"{', '.join(map(str, lead))}: a count of valid rows per level of {level} rows, which the vector "
+                 "kernels' copies, reductions and stores and the batched matmul's per-batch valid K and N do not carry)")
+    return head
+
+
+def per_matrix(g: GVal):
+    """The valid ``(rows, cols)`` of every matrix of a batch (``g``'s last two axes) when they are
+    alike: all rows with ``vc`` columns, or ``g.vg``'s first rows of each matrix; else None."""
+    if len(g.shape) < 3:
+        return None
+    if g.vg is not None:
+        return (g.vg[1], g.vc) if g.vg[0] == g.shape[-2] else None
+    return (C(g.shape[-2]), g.vc) if const(g.vr) == g.rows else None
+
+
+def of_matrices(g: GVal, vrows, vcols) -> GVal:
+    """``g`` (a batch, its data where it is) with ``vrows x vcols`` valid in every matrix."""
+    shape = g.shape
+    if const(vrows) == shape[-2]:
+        return GVal(g.buf, g.offset, g.rows, g.cols, g.ld, C(g.rows), as_expr(vcols), g.dtype, shape, g.outer)
+    nd = tuple(C(d) for d in shape[:-2]) + (as_expr(vrows), as_expr(vcols))
+    return GVal(g.buf, g.offset, g.rows, g.cols, g.ld, C(g.rows), as_expr(vcols), g.dtype, shape, g.outer,
+                vg=(shape[-2], as_expr(vrows), nd))
 
 
 def contiguous(g: GVal) -> bool:

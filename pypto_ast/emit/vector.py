@@ -579,16 +579,19 @@ class SegmentEmitter(IntegerOps):
         strided = [r for r in regions if not gm.static_ld(r.gval)]  # row strides known per launch
         leveled = [r for r in regions if r.gval.outer]  # rows in several levels of stride
         nlev = sum(len(r.gval.outer) for r in leveled)
-        L.append(f"// tiling: int64 x {4 * nf + len(strided) + nlev}; per GM region k: [4k] element offset, [4k+1] valid "
-                 "rows, [4k+2] valid cols, [4k+3] elements in the buffer" +
+        grouped = [r for r in regions if r.gval.vg is not None]  # valid rows per level (gm.GVal.vg)
+        L.append(f"// tiling: int64 x {4 * nf + len(strided) + nlev + len(grouped)}; per GM region k: [4k] element offset, "
+                 "[4k+1] valid rows, [4k+2] valid cols, [4k+3] elements in the buffer" +
                  (f"; then the row stride of each region of a dynamic last dimension" if strided else "") +
-                 (f"; then the strides of each region's outer levels of rows, outermost first" if leveled else ""))
+                 (f"; then the strides of each region's outer levels of rows, outermost first" if leveled else "") +
+                 (f"; then the valid rows of each level of rows, per region valid so" if grouped else ""))
         for r in regions:
             d = "in " if r in s.loads else "out"
             ld = r.gval.ld if gm.static_ld(r.gval) else f"ld{r.field} (per launch)"
             lev = "".join(f" x {c} (stride os{r.field}_{j})" for j, (c, _) in enumerate(r.gval.outer))
             L.append(f"//   region {r.field}: {d} @{r.gval.buf.name} [{r.gval.rows}, {r.gval.cols}] ld {ld} ({r.kind})"
-                     + (f", rows in levels: {r.gval.inner} (ld){lev}" if lev else ""))
+                     + (f", rows in levels: {r.gval.inner} (ld){lev}" if lev else "")
+                     + (f", valid: the first vl{r.field} rows of every {r.gval.vg[0]}" if r.gval.vg is not None else ""))
         args = ", ".join(f"GM_ADDR t{r.field}" for r in regions)
         cls = f"Kernel_{s.name}"
         L += [f"class {cls} {{", "public:",
@@ -608,6 +611,9 @@ class SegmentEmitter(IntegerOps):
             for j in range(len(r.gval.outer)):
                 L.append(f"        os{r.field}_{j} = static_cast<uint64_t>(((__gm__ int64_t*)tiling)[{at}]);")
                 at += 1
+        for r in grouped:
+            L.append(f"        vl{r.field} = static_cast<uint32_t>(((__gm__ int64_t*)tiling)[{at}]);")
+            at += 1
         for r in self.per_tile:
             L.append(f"        pipe->InitBuffer(q{r.field}, {self._nbuf(len(self.per_tile))}, "
                      f"{self._buf_bytes(r.kind, r.gval.dtype, tr)});")
@@ -747,6 +753,8 @@ class SegmentEmitter(IntegerOps):
         if leveled:
             L.append("    uint64_t " + ", ".join(f"os{r.field}_{j}" for r in leveled for j in range(len(r.gval.outer)))
                      + ";  // strides of the outer levels of rows (elements)")
+        if grouped:
+            L.append("    uint32_t " + ", ".join(f"vl{r.field}" for r in grouped) + ";  // valid rows of each level of rows")
         L += ["};", "", f'extern "C" __global__ __aicore__ void {s.name}({args}, GM_ADDR tiling)', "{",
               "    AscendC::TPipe pipe;", f"    {cls} op;",
               f"    op.Init(&pipe, {', '.join(f't{r.field}' for r in regions)}, tiling);", "    op.Process();", "}"]
@@ -807,7 +815,7 @@ class SegmentEmitter(IntegerOps):
         ub_gap = "static_cast<uint32_t>(" + f"({ub_row_bytes}u - (len + 31u) / 32u * 32u) / 32u)"  # 32-byte blocks
         gm_gap = f"{g.ld * es}u - len" if gm.static_ld(g) else f"static_cast<uint32_t>(ld{k} * {es}u) - len"  # bytes
         what = f"@{g.buf.name} {'GM -> UB' if gm_to_ub else 'UB -> GM'}"
-        if g.outer:
+        if g.outer or g.vg is not None:
             return self._copy_levels(r, row0, nrows, local, gm_to_ub, cols, c0, ld, ub_gap, gm_gap, what, ind)
         if gm_to_ub:
             call = (f"AscendC::DataCopyPad({local}, {gmem}, AscendC::DataCopyExtParams{{n, len, {gm_gap}, {ub_gap}, 0}}, "
@@ -828,7 +836,7 @@ class SegmentEmitter(IntegerOps):
         g, k = r.gval, r.field
         es, ct = ES[g.dtype], CTYPE[g.dtype]
         ub_row = self.stride(r.kind, g.dtype)
-        at = [f"static_cast<uint64_t>(row % {g.inner}u) * {ld}"]
+        at = [f"static_cast<uint64_t>(row % {g.inner}u) * {ld}" if g.outer else f"static_cast<uint64_t>(row) * {ld}"]
         if c0 != "0":
             at.append(c0)
         digits = []
@@ -841,13 +849,19 @@ class SegmentEmitter(IntegerOps):
                     f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, static_cast<{ct}>(0)}});")
         else:
             call = f"AscendC::DataCopyPad({dst}, {src}, AscendC::DataCopyExtParams{{cnt, len, {ub_gap}, {gm_gap}, 0}});"
+        run = f"PyptoMin({g.inner}u - row % {g.inner}u, n - q)" if g.outer else "n - q"
+        skip = []
+        if g.vg is not None:  # only the first vl rows of each level hold data: the run stops there
+            lv = g.vg[0]
+            run = f"PyptoMin({run}, vl{k} - row % {lv}u)"
+            skip = [f"{ind}        if (row % {lv}u >= vl{k}) {{ q += {lv}u - row % {lv}u; continue; }}  // past the level's valid rows"]
         return "\n".join([
             f"{ind}{{  // {what}: the tile's valid rows, one DataCopyPad per run inside a level of {g.inner} rows",
             f"{ind}    const uint16_t n = PyptoRows(vr{k}, {row0}, {nrows});",
             f"{ind}    const uint32_t len = {cols} * {es}u;  // bytes per row",
             f"{ind}    for (uint32_t q = 0; len > 0 && q < n;) {{",
-            f"{ind}        const uint32_t row = {row0} + q;",
-            f"{ind}        const uint16_t cnt = static_cast<uint16_t>(PyptoMin({g.inner}u - row % {g.inner}u, n - q));",
+            f"{ind}        const uint32_t row = {row0} + q;"] + skip + [
+            f"{ind}        const uint16_t cnt = static_cast<uint16_t>({run});",
             f"{ind}        uint64_t at = off{k} + {' + '.join(at)};",
             f"{ind}        uint32_t rest = row / {g.inner}u;"] + digits + [
             f"{ind}        {call}",
