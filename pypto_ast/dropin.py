@@ -36,8 +36,8 @@ functions (``torch.randn(..., device="npu:0")``, ``torch.empty``, ``torch.tensor
 ``Tensor.to("npu")``, ``Tensor.npu()`` and ``torch.device("npu:0")`` arguments give CPU tensors,
 so a script's NPU path (``device = f"npu:{device_id}"``, its checks ``if "npu" in device``) runs
 as written; torch custom ops registered for ``NPU`` are CPU kernels and ``torchair``'s graph
-backend runs the captured graph (``npu_extensions``).  A device move is a copy, as on an NPU (see ``_patch_torch_devices``); events time on
-the CPU clock.
+backend runs the captured graph (``npu_extensions``).  A device move is a copy, as on an NPU (see
+``_patch_torch_devices``); events time on the CPU clock.
 """
 
 from __future__ import annotations
@@ -798,8 +798,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
             return surface.NAMES.get(fullname, ("",))[0] == "module" or any(
                 part.startswith("_") for part in fullname.split("."))
-        return _state.torch_npu_stub and (fullname == "torch_npu" or fullname.startswith("torch_npu.")
-                                          or npu_extensions.served(fullname))
+        return _state.torch_npu_stub and _stubbed_name(fullname)
 
     @classmethod
     def find_spec(cls, fullname, path=None, target=None):
@@ -825,9 +824,13 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return cls if cls.find_spec(fullname) else None
 
 
+def _stubbed_name(name: str) -> bool:
+    """A module the torch_npu stub serves: ``torch_npu`` and its submodules, ``torchair``'s."""
+    return name == "torch_npu" or name.startswith("torch_npu.") or npu_extensions.served(name)
+
+
 def _served_names(name: str) -> bool:
-    return name == "pypto" or name.startswith("pypto.") or name == "torch_npu" or name.startswith("torch_npu.") \
-        or npu_extensions.served(name)
+    return name == "pypto" or name.startswith("pypto.") or _stubbed_name(name)
 
 
 def install(backend: str = "interp", *, npu_devices: bool = True) -> None:
