@@ -40,6 +40,7 @@ Each test is classified:
 
 * ``passed``       it returned (its own checks held);
 * ``failed``       an ``AssertionError``: the numbers differ (or another of its asserts failed);
+                   when every mismatch is one bf16/fp16 rounding step, the reason is that PTO113;
 * ``unsupported``  ``pypto_ast.dropin.Unsupported`` / ``KernelError`` (an API the drop-in does not
                    provide, a kernel pypto-ast cannot lower or run: the located diagnostic),
                    or an ``AssertionError`` after the drop-in noted a request it does not serve
@@ -128,6 +129,12 @@ def classify(exc: BaseException) -> tuple:
         first = notices()[0]
         return "unsupported", _one_line(f"{type(first).__name__}: {first}; then AssertionError{_where(exc)}", 400)
     if isinstance(exc, AssertionError):
+        from pypto_ast.render import render_concise
+        from pypto_ast.rounding_steps import explain
+
+        diag = explain(exc)
+        if diag is not None:  # one rounding step per mismatch: the located PTO113 is the reason
+            return "failed", _one_line(render_concise(diag), 400)
         return "failed", _one_line(f"AssertionError: {exc}" if str(exc) else "AssertionError" + _where(exc), 240)
     return "crash", _one_line(f"{type(exc).__name__}: {exc}", 240) + _where(exc)
 

@@ -940,6 +940,13 @@ def main(argv: Optional[list] = None) -> int:
         parser.error(f"no such file: {options_.script}")
     try:
         run_script(options_.script, options_.args, options_.backend)
+    except AssertionError as exc:  # the script's own check: its traceback, and PTO113 when it applies
+        from .rounding_steps import explain, render
+
+        diag = explain(exc)
+        if diag is not None:
+            print(render(diag), file=sys.stderr)
+        raise
     except DropinError as exc:
         print(f"{type(exc).__module__}.{type(exc).__name__}: {exc}", file=sys.stderr)
         return 1

@@ -19,6 +19,10 @@ takes precedence.  The header line of the run names the backend.
 (``@pytest.mark.skip(reason="large test case")``, or a reason naming a size such as ``"t=16"``):
 those are the shapes users run, and on a CPU backend only time limits them.  Other skips (a torch
 version, "precision test", "temporarily disabled") stay.
+
+A test that fails an ``assert_allclose`` / ``assert_close`` only by one bf16 or fp16 rounding step
+per mismatching element gets a PTO113 warning in its report, at the comparison's line
+(``pypto_ast.rounding_steps``).
 """
 
 from __future__ import annotations
@@ -93,6 +97,18 @@ def pytest_configure(config):
         _install(config)
     else:  # the backend option is parsed now
         dropin.install(config.getoption("pypto_backend") or dropin.backend())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when != "call" or call.excinfo is None:
+        return
+    from .rounding_steps import explain, render
+
+    diag = explain(call.excinfo.value)
+    if diag is not None:
+        outcome.get_result().sections.append(("pypto-ast", render(diag)))
 
 
 def pytest_report_header(config):

@@ -245,6 +245,26 @@ Read the compiler's message: most often the toolkit is older than the API the ke
 or the SoC (`--soc`) is not the one installed. Report the kernel if the toolkit is current: pypto-ast emitted
 code the real toolchain rejects.
 """),
+    _code("PTO113", "rounding-step", "a failed comparison whose every mismatch is one bf16/fp16 rounding step", """
+## What it means
+A test run through the drop-in (the pytest plugin, `python -m pypto_ast.dropin`) failed a
+`numpy.testing.assert_allclose` or `torch.testing.assert_close`, and every element outside the tolerance is
+the expected value's neighbour on the bf16 (or fp16) grid: one rounding step away, while the tolerance at
+that element is finer than one step. Two fp32 computations that sum in different orders (the kernel's
+K-blocked accumulation, the golden's CPU GEMM, the NPU's cube) differ in their last bits, and a value near
+a rounding midpoint then rounds to one neighbour on one and to the other on the other. The kernel's result
+is not wrong for that; the comparison cannot tell the two apart. The warning is added to the failure
+(the test still fails) at the line of the comparison, with the first such element.
+
+## Example
+```python
+assert_allclose(out.float(), golden.float(), rtol=3e-3, atol=3e-3)   # bf16 values near 3: a step is 2^-6
+```
+
+## Fix
+Compare 16-bit outputs at one step of their format (bf16: `rtol=2**-7`; fp16: `rtol=2**-10`), or compare
+an fp32 output before its final rounding.
+"""),
     _code("PTO999", "internal-error", "pypto-ast itself failed: a bug to report", """
 ## What it means
 Something in pypto-ast raised an exception it did not expect. The file is not damaged and nothing was

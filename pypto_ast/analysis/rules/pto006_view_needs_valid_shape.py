@@ -42,8 +42,10 @@ class ViewNeedsValidShape(Rule):
     tensor (``for j in pypto.loop(n_blocks)``).
 
     ## Why is this bad?
-    Without ``valid_shape`` pypto infers the valid extent of a view from its input: it is
-    the full block, and it cannot follow another tensor's values. pypto 0.2.0 compiles
+    Without ``valid_shape`` pypto infers the valid extent of a view from its input's: the
+    input's valid extent past the view's offset, clipped to the view's shape. For a view of a
+    static tensor that is the full block (for one of a ``DYNAMIC`` dim, the ragged tail of
+    that dim, which is right), and it cannot follow another tensor's values. pypto 0.2.0 compiles
     such a kernel silently; the AI CPU expression table then uses a constant extent, so
     the padding rows past ``cur`` are computed and written as if they were data (FAQ
     pitfall 5). Slicing cannot pass a valid shape at all.
