@@ -1718,7 +1718,7 @@ class Evaluator:
             self.sym_used(kwargs["valid_shape"], "valid_shape")
         if offsets is not None:
             self.sym_used(offsets, "offset")
-        self._view_fact(node, shape, offsets, has_valid, slicing=False)
+        self._view_fact(node, shape, offsets, has_valid, slicing=False, valid_shape=kwargs.get("valid_shape"))
         if not isinstance(base, Tensor):
             return self.problem("PTO106", "pypto.view needs a tensor", node)
         self.read(base, node)
@@ -1732,7 +1732,7 @@ class Evaluator:
             out.origin, out.base = "view", base
         return out
 
-    def _view_fact(self, node, shape, offsets, has_valid, slicing):
+    def _view_fact(self, node, shape, offsets, has_valid, slicing, valid_shape=None):
         if self.kernel is None or not self.recording:
             return
         shape_reads = _reads_in(shape)
@@ -1747,6 +1747,8 @@ class Evaluator:
         fact.read_ids = frozenset(live[0].reads) if live else frozenset()
         fact.shape_read_ids = shape_reads
         fact.offset_read_ids = _reads_in(offsets)
+        fact.valid_read_ids = _reads_in(valid_shape)
+        fact.layout = _layout(shape, offsets)
         direct_ids = _indices_in(offsets, direct=True)  # loop indices not reached through a tensor read
         loop = self.loop
         while loop is not None:
@@ -2715,6 +2717,23 @@ def _annotation_dims(shape) -> Optional[tuple]:
         else:
             dims.append(None)
     return tuple(dims)
+
+
+def _layout(shape, offsets) -> Optional[str]:
+    """A view's shape and offsets as one comparable text (symbolic parts by their expression), or
+    None when a part is not a known int or symbol."""
+    def part(value):
+        if isinstance(value, Sym) and value.expr is not None:
+            return repr(value.expr)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        if isinstance(value, (list, tuple)):
+            items = [part(v) for v in value]
+            return None if None in items else "[" + ", ".join(items) + "]"
+        return None
+
+    shape_text, offsets_text = part(shape), part(offsets)
+    return None if shape_text is None or offsets_text is None else f"{shape_text} @ {offsets_text}"
 
 
 def _reads_in(value) -> frozenset:

@@ -169,6 +169,8 @@ class ViewFact:
     offset_read_ids: frozenset = frozenset()  # reads in the offsets
     tail_read_ids: frozenset = frozenset()  # reads behind the ceil-divided trip count of a loop the offsets index
     indirect_tail_read_ids: frozenset = frozenset()  # the same, for a loop the offsets reach through a table read
+    layout: Optional[str] = None  # the view's shape and offsets as evaluated (None: not known), to pair views
+    valid_read_ids: frozenset = frozenset()  # reads in its valid_shape
 
 
 @dataclass(eq=False)

@@ -53,6 +53,24 @@ _HELPER = (
 )
 
 
+_LAUNCHER = (
+    "import os\nimport torch\nimport pypto\n\n\n"
+    "def launch(x_t, y_t):\n"
+    "    x, y = pypto.from_torch(x_t, 'x'), pypto.from_torch(y_t, 'y')\n"
+    "    with pypto.function('SCALE', x, y):\n"
+    "        for _ in pypto.loop(1):\n"
+    "            pypto.set_vec_tile_shapes(8, 64)\n"
+    "            y.move(x * 2.0)\n\n\n"
+    "def test_scale():\n"
+    "    import torch_npu  # noqa: F401\n"
+    "    device = f\"npu:{{os.environ.get('TILE_FWK_DEVICE_ID', 0)}}\"\n"
+    "{before}"
+    "    x_t = torch.ones(8, 64, device=device)\n"
+    "    y_t = torch.zeros(8, 64, device=device)\n"
+    "    launch(x_t, y_t)\n"
+)
+
+
 class MissingDeviceId(Rule):
     """
     ## What it does
@@ -60,7 +78,9 @@ class MissingDeviceId(Rule):
     ``@pypto.frontend.jit`` when no ``torch.npu.set_device(...)`` runs before it on that path.
     The launch is the statement that runs the graph: a ``pypto.runtime._device_run_once...``
     call, or -- in a module that has none -- the legacy ``with pypto.function(name, *tensors):``
-    block on NPU tensors (the module imports ``torch_npu`` or places tensors on ``"npu"``).
+    block on NPU tensors (the module imports ``torch_npu``, anywhere, or places tensors on
+    ``"npu..."``, also through an f-string or a variable), or the call of a launch helper: a
+    function taking its tensors from its caller whose body holds that block.
     "Before it on that path": earlier in the same function and on every path to the launch
     (not after it, not in one arm of an ``if`` the launch is outside of), or in every caller
     that reaches the function; a ``test_*`` function is called by pytest, which sets no device.
@@ -100,6 +120,7 @@ class MissingDeviceId(Rule):
     summary = "a non-jit kernel is launched on NPU tensors with no torch.npu.set_device() before it"
     fix_availability = "display-only"
     VALID = [
+        _LAUNCHER.format(before="    torch.npu.set_device(int(os.environ.get('TILE_FWK_DEVICE_ID', 0)))\n"),
         _LEGACY.format(set="    torch.npu.set_device(0)\n"),
         # the official tests' idiom: the device id from TILE_FWK_DEVICE_ID, first thing in the test
         _RUN.format(before="    torch.npu.set_device(int(os.environ.get('TILE_FWK_DEVICE_ID', 0)))\n", after=""),
@@ -130,6 +151,8 @@ class MissingDeviceId(Rule):
         "    y[:] = x + 1.0\nk(torch.ones(8, 8, device='npu:0'), torch.ones(8, 8, device='npu:0'))\n",
     ]
     INVALID = [
+        # a launch helper on the test's NPU tensors (device from an f-string, torch_npu imported in the test)
+        Case(_LAUNCHER.format(before=""), line=19, col=5),
         Case(_LEGACY.format(set="") + "\nif __name__ == '__main__':\n    run()\n", line=8, col=10),
         # the official tests' form: graph built in a test function, run by _device_run_once...; no device
         Case(_RUN.format(before="", after=""), line=12, col=5),
@@ -165,14 +188,13 @@ class MissingDeviceId(Rule):
         if not any(kernel.kind == "legacy" for kernel in ctx.model.kernels) and "_device_run" not in ctx.source.text:
             return  # only non-jit launches can miss the device (and the host walk is not free)
         host = _HostIndex(ctx)
-        launches = [(call, call) for call in host.runs]  # (statement node to check, node to report)
+        # (statement node to check, node to report, what it does)
+        launches = [(call, call, "the graph is run on the device") for call in host.runs]
         if not launches and host.npu:
             for kernel in ctx.model.kernels:
                 if kernel.kind == "legacy":
-                    with_node = kernel.node
-                    call = next(i.context_expr for i in with_node.items if isinstance(i.context_expr, ast.Call))
-                    launches.append((with_node, call))
-        for node, call in launches:
+                    launches += self._legacy_launches(host, kernel.node)
+        for node, call, what in launches:
             owner = host.owner_of(node)
             if host.covered(owner, node, depth=0) is not False:
                 continue
@@ -185,13 +207,27 @@ class MissingDeviceId(Rule):
                 Applicability.DISPLAY_ONLY,
                 (Edit(start, start, f"{indent}{IDIOM}\n"),),
             )
-            what = "the graph is run on the device" if node is call else "the kernel is launched"
             yield self.diagnostic(
                 ctx.span(call),
                 f"{what} without @jit, but no `torch.npu.set_device(...)` runs before it on this path: "
                 "the device fails with `fail get device id`",
                 fix=fix,
             )
+
+
+    @staticmethod
+    def _legacy_launches(host, with_node) -> list:
+        """Where a legacy ``with pypto.function(...)`` block launches: the block itself, or -- when
+        it is the body of a launch helper, which takes its tensors from its caller and does not set
+        the device before the block -- each call of that helper (the test's ``launch(x_t, y_t)`` on
+        the NPU tensors it made), where the caller's device is what counts."""
+        call = next(i.context_expr for i in with_node.items if isinstance(i.context_expr, ast.Call))
+        owner = host.owner_of(with_node)
+        helper = isinstance(owner, ast.FunctionDef) and bool(owner.args.args or owner.args.posonlyargs)
+        sites = host.call_sites.get(owner.name, []) if helper else []
+        if not sites or any(host._always_runs_before(c, with_node) for c in host.set_devices.get(owner, ())):
+            return [(with_node, call, "the kernel is launched")]
+        return [(site, site, f"`{owner.name}` launches a graph") for _, site in sites]
 
 
 class _HostIndex:
@@ -209,6 +245,7 @@ class _HostIndex:
         self.npu = any(
             isinstance(v, ApiRef) and v.qualname.split(".")[0] == "torch_npu" for v in self.scope.env.values()
         )
+        self.npu_names = _npu_names(ctx.source.tree)  # variables bound to an "npu..." device string
         self._walk(ctx.source.tree, None)
 
     def _walk(self, node, owner):
@@ -218,6 +255,8 @@ class _HostIndex:
             inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else owner
             if isinstance(child, ast.Call):
                 self._call(child, owner)
+            elif isinstance(child, (ast.Import, ast.ImportFrom)) and _imports_torch_npu(child):
+                self.npu = True  # also an import inside the test function
             self._walk(child, inner)
 
     def _call(self, call: ast.Call, owner):
@@ -243,7 +282,8 @@ class _HostIndex:
         if isinstance(call.func, ast.Attribute) and call.func.attr == "npu":
             self.npu = True
         for kw in call.keywords:
-            if kw.arg == "device" and _is_npu_string(kw.value):
+            if kw.arg == "device" and (_is_npu_string(kw.value) or
+                                       isinstance(kw.value, ast.Name) and kw.value.id in self.npu_names):
                 self.npu = True
         if isinstance(call.func, ast.Attribute) and call.func.attr == "to" and call.args and _is_npu_string(call.args[0]):
             self.npu = True
@@ -376,7 +416,23 @@ def _small(node, limit: int = 64) -> bool:
 
 
 def _is_npu_string(node) -> bool:
+    """``"npu:0"``, or an f-string that starts so (``f"npu:{device_id}"``)."""
+    if isinstance(node, ast.JoinedStr) and node.values:
+        node = node.values[0]
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("npu")
+
+
+def _npu_names(tree) -> set:
+    """Names some assignment binds to an NPU device string (``device = f"npu:{device_id}"``)."""
+    return {node.targets[0].id for node in ast.walk(tree)
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and _is_npu_string(node.value)}
+
+
+def _imports_torch_npu(node) -> bool:
+    if isinstance(node, ast.Import):
+        return any(alias.name.split(".")[0] == "torch_npu" for alias in node.names)
+    return (node.module or "").split(".")[0] == "torch_npu"
 
 
 RULE = MissingDeviceId

@@ -12,6 +12,12 @@ def _shape_text(shape) -> str:
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
 
+def _within(node, outer) -> bool:
+    """Whether ``node`` lies in the source lines of ``outer`` (the kernel's def or with block)."""
+    end = getattr(outer, "end_lineno", None)
+    return end is not None and outer.lineno <= node.lineno <= end
+
+
 def _tile_text(tile) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in tile) + "]"
 
@@ -21,7 +27,10 @@ class TileRankMismatch(Rule):
     ## What it does
     Reports a vector op whose result has more dims than the vector tile shape in effect
     (the last ``pypto.set_vec_tile_shapes`` on the path to the op), for example a 1-D tile
-    for a 2-D ``add``, or a 2-D reduction with ``keepdim=True`` under a 1-D tile.
+    for a 2-D ``add``, or a 2-D reduction with ``keepdim=True`` under a 1-D tile. One report
+    per tile setting and output rank, where the fix goes: at the ``set_vec_tile_shapes`` call
+    when it and the op are both in the kernel's body (a note names the first op it breaks), at
+    that op when either is in a helper or at module level.
 
     ## Why is this bad?
     PyPTO needs one tile dim per dim of each op's *output*. With fewer, pypto 0.2.0 traces
@@ -122,7 +131,7 @@ class TileRankMismatch(Rule):
             "def k(a: pypto.Tensor((64, 64), pypto.DT_FP32), out: pypto.Tensor((64, 64), pypto.DT_FP32)):\n"
             "    pypto.set_vec_tile_shapes(32)\n"
             "    out[:] = a + 1.0\n",
-            line=6, col=14,
+            line=5, col=5,
         ),
         # 2-D tile, 3-D op inside a loop; `import pypto as pto`
         Case(
@@ -131,7 +140,7 @@ class TileRankMismatch(Rule):
             "    pto.set_vec_tile_shapes(32, 64)\n"
             "    for i in pto.loop(1, name='L', idx_name='i'):\n"
             "        y[:] = pto.exp(x)\n",
-            line=7, col=16,
+            line=5, col=5,
         ),
         # keepdim=True keeps the rank: a 1-D tile cannot serve a 2-D reduction
         Case(
@@ -139,7 +148,7 @@ class TileRankMismatch(Rule):
             "def k(x: pypto.Tensor((64, 64), pypto.DT_FP32), out: pypto.Tensor((64, 1), pypto.DT_FP32)):\n"
             "    pypto.set_vec_tile_shapes(64)\n"
             "    out[:] = pypto.sum(x, -1, keepdim=True)\n",
-            line=7, col=14,
+            line=6, col=5,
         ),
         # tile reset to 1-D after a keepdim=False reduction, then a 2-D op under it
         Case(
@@ -151,7 +160,7 @@ class TileRankMismatch(Rule):
             "    pypto.set_vec_tile_shapes(64)\n"
             "    r[:] = s + 1.0\n"
             "    out[:] = x * 2.0\n",
-            line=11, col=14,
+            line=9, col=5,
         ),
         # the tile comes from a plain helper
         Case(
@@ -182,17 +191,27 @@ class TileRankMismatch(Rule):
                 setter = ctx.source.segment(op.vec_tile_node.func) if op.vec_tile_node is not None else ""
                 setter = setter or "pypto.set_vec_tile_shapes"
                 suggestion = self._suggest(tile, op.out.shape)
-                notes = ()
-                if op.vec_tile_node is not None:
+                # where the fix goes: the tile setting when it and the op are both in the kernel's own
+                # body (the op a note); the op when either is in a helper or at module level (a helper
+                # that changes the rank sets its own tile; a shared setting serves other kernels)
+                at_setting = op.vec_tile_node is not None and _within(op.vec_tile_node, kernel.node) \
+                    and _within(op.node, kernel.node)
+                if at_setting:
+                    notes = (Note(f"`{op.op}` is the first op under this tile with a {rank}-D result",
+                                  ctx.span(op.node)),)
+                elif op.vec_tile_node is not None:
                     notes = (Note(f"vector tile shape {_tile_text(tile)} set here", ctx.span(op.vec_tile_node)),)
+                else:
+                    notes = ()
                 yield self.diagnostic(
-                    ctx.span(op.node),
+                    ctx.span(op.vec_tile_node if at_setting else op.node),
                     f"`{op.op}` produces a {rank}-D result {_shape_text(op.out.shape)} but the vector tile "
                     f"{_tile_text(tile)} in effect has {len(tile)} dim{'s' if len(tile) != 1 else ''}; "
                     f"pypto 0.2.0 fails in pass ExpandFunction (`Tile shape size {len(tile)} is not matched "
                     f"the output shape size {rank}`, reported only in the plog)"
                     + (f"; {more} more op{'s' if more != 1 else ''} under this tile too" if more else ""),
-                    help=f"set a {rank}-D tile before this op, e.g. `{setter}({suggestion})`",
+                    help=(f"set a {rank}-D tile, e.g. `{setter}({suggestion})`" if at_setting else
+                          f"set a {rank}-D tile before this op, e.g. `{setter}({suggestion})`"),
                     notes=notes,
                 )
 

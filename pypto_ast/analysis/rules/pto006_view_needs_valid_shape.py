@@ -35,7 +35,11 @@ class ViewNeedsValidShape(Rule):
       loop whose trip count is a rounded-up block count of a value read from a tensor
       (``for j in pypto.loop((n + 31) // 32)``): the last block is partial; reached through a
       table read (``pages[b, j] * 32``) only when no read of the length's tensor is applied anywhere
-      in the kernel (a re-read used as a mask or valid shape shows the kernel masks the page).
+      in the kernel (a re-read used as a mask or valid shape shows the kernel masks the page), or
+    - the view's offsets use the loop index of a live read ``kv_len = lens[b]`` that the kernel
+      applies as the ``valid_shape`` of *another* view of the same shape at the same offsets
+      (the K and V blocks of one cache slot: ``vb`` takes ``valid_shape=[kv_len, D]``, ``kb``
+      does not): the two cover the same block, and only one stops at the valid rows.
 
     A per-batch value that *is* used (a scale multiplied in, an offset, a guard
     ``if e < active``) is not reported, nor a loop over a count of whole blocks read from a
@@ -78,6 +82,16 @@ class ViewNeedsValidShape(Rule):
     name = "view-needs-valid-shape"
     summary = "a view whose extent depends on tensor data passes no valid_shape, so it always covers the full block"
     VALID = [
+        # a masked view next to a view of another block shape (its first row): not the same block
+        _HEAD + "        cur = act_seqs[b]\n"
+        "        first = pypto.view(inp, [1, 1, H], [b, 0, 0])\n"
+        "        rows = pypto.view(inp, [1, S, H], [b, 0, 0], valid_shape=[1, cur, H])\n"
+        "        out[b:b + 1, :, :] = rows - first\n",
+        # both blocks of the slot stop at the length
+        _HEAD + "        cur = act_seqs[b]\n"
+        "        k_blk = pypto.view(inp, [1, S, H], [b, 0, 0], valid_shape=[1, cur, H])\n"
+        "        v_blk = pypto.view(inp, [1, S, H], [b, 0, 0], valid_shape=[1, cur, H])\n"
+        "        out[b:b + 1, :, :] = k_blk * v_blk\n",
         # p5 control: the read length is applied as valid_shape
         _HEAD + "        cur_seq = act_seqs[b]\n"
         "        a0 = pypto.view(inp, [1, S, H], [b, 0, 0], valid_shape=[1, cur_seq, H])\n"
@@ -147,6 +161,14 @@ class ViewNeedsValidShape(Rule):
         "            pypto.assemble(blk + row, [b, j * 16, 0], out)\n",
     ]
     INVALID = [
+        # the K and V blocks of one slot: only one stops at the length read for it
+        Case(
+            _HEAD + "        cur = act_seqs[b]\n"
+            "        k_blk = pypto.view(inp, [1, S, H], [b, 0, 0])\n"
+            "        v_blk = pypto.view(inp, [1, S, H], [b, 0, 0], valid_shape=[1, cur, H])\n"
+            "        out[b:b + 1, :, :] = k_blk * v_blk\n",
+            line=11, col=17,
+        ),
         # p5: the read length is never applied
         Case(
             _HEAD + "        cur_seq = act_seqs[b]\n"
@@ -257,8 +279,11 @@ class ViewNeedsValidShape(Rule):
                     continue
                 shape_ids = getattr(view, "shape_read_ids", frozenset())
                 live_ids = getattr(view, "read_ids", frozenset())
+                sibling = self._masked_sibling(kernel, view, live_ids) if view.index_of_live_read else None
                 if view.uses_tensor_read:
                     cause, ids = "shape", shape_ids
+                elif sibling is not None:
+                    cause, ids = "sibling", live_ids
                 elif view.index_of_live_read and self._unapplied(kernel, view, live_ids):
                     cause, ids = "index", live_ids
                 elif view.tail_read_ids:
@@ -275,7 +300,16 @@ class ViewNeedsValidShape(Rule):
                 if reads is None:
                     reads = {id(n): n for n in ast.walk(ctx.source.tree) if isinstance(n, ast.Subscript)}
                 read_nodes = sorted((reads[r] for r in ids if r in reads), key=lambda n: (n.lineno, n.col_offset))
-                yield self._diagnostic(ctx, view, cause, read_nodes)
+                yield self._diagnostic(ctx, view, cause, read_nodes, sibling)
+
+    @staticmethod
+    def _masked_sibling(kernel, view, live_ids):
+        """Another view of the kernel with the same shape and offsets whose ``valid_shape`` uses
+        one of the live reads behind this view's index, or None."""
+        if view.layout is None or not live_ids:
+            return None
+        return next((other for other in kernel.views if other is not view and other.has_valid_shape
+                     and other.layout == view.layout and other.valid_read_ids & live_ids), None)
 
     @staticmethod
     def _length_applied(kernel, ids, reads) -> bool:
@@ -300,10 +334,10 @@ class ViewNeedsValidShape(Rule):
             return True
         return applied != set(live_ids) and bool(applied & view.offset_read_ids)
 
-    def _diagnostic(self, ctx, view, cause, read_nodes):
+    def _diagnostic(self, ctx, view, cause, read_nodes, sibling=None):
         what = "slice" if view.slicing else "`pypto.view`"
         name = None
-        if cause == "index" and isinstance(view.read_node, ast.Name):
+        if cause in ("index", "sibling") and isinstance(view.read_node, ast.Name):
             name = view.read_node.id
         read_text = ctx.source.segment(read_nodes[0]) if read_nodes else None
         shown = f"`{name}`" if name else (f"`{read_text}`" if read_text else "a value read from a tensor")
@@ -311,6 +345,12 @@ class ViewNeedsValidShape(Rule):
             message = (
                 f"{what} extent depends on {shown}, read from tensor data, but no `valid_shape=` is given: "
                 "pypto infers the valid extent from the input, so it cannot follow the data"
+            )
+        elif cause == "sibling":
+            message = (
+                f"{what} has no `valid_shape=` although the view of the same block at line "
+                f"{sibling.node.lineno} stops at {shown}, read from tensor data: this one covers the full block, "
+                "the rows past it included"
             )
         elif cause == "tail":
             message = (
@@ -336,6 +376,8 @@ class ViewNeedsValidShape(Rule):
             notes = (Note(f"`{read_text}` is read from tensor data here", ctx.span(read_nodes[0])),)
         elif view.read_node is not None:
             notes = (Note("the value is read from tensor data here", ctx.span(view.read_node)),)
+        if sibling is not None:
+            notes += (Note("the view of the same block with its valid_shape", ctx.span(sibling.node)),)
         return self.diagnostic(ctx.span(view.node), message, help=help_text, notes=notes)
 
 
