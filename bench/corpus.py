@@ -109,6 +109,7 @@ class Kernel:
     extra_args: list[str] = field(default_factory=list)  # non-tensor call args (host)
     call: str | None = None  # host call override (legacy launchers)
     dyn_rows: int | None = None  # host row count for DYNAMIC first dims
+    call_pit: str | None = None  # a pitfall at the host's call of it (PTO002: a legacy launcher, no device)
 
 
 class Module:
@@ -327,8 +328,7 @@ def t_elementwise(m: Module, pit: str | None) -> Kernel:
     elif pit == "PTO004":
         tile_line = tag(f"    {P}.set_vec_tile_shapes({rt}, {misaligned_last(rng, key, ct)})", "PTO004")
     elif pit == "PTO003":
-        tile_line = f"    {P}.set_vec_tile_shapes({ct})"
-        first_op_pit = "PTO003"
+        tile_line = tag(f"    {P}.set_vec_tile_shapes({ct})", "PTO003")  # reported at the kernel's tile call
     elif pit == "PTO005":
         variant = rng.choice(["none", "zero", "neg", "five"])
         if variant == "none":
@@ -386,7 +386,7 @@ def t_softmax(m: Module, pit: str | None) -> Kernel:
     if pit == "PTO004":
         tile = tag(f"    {P}.set_vec_tile_shapes({rt}, {misaligned_last(rng, 'fp32', cols)})", "PTO004")
     elif pit == "PTO003":
-        tile = f"    {P}.set_vec_tile_shapes({C})"
+        tile = tag(f"    {P}.set_vec_tile_shapes({C})", "PTO003")
     lines += m.comment("    ", ["whole rows per tile: the reductions run along the last axis",
                                 "row max first for numerical stability"])
     lines.append(tile)
@@ -411,8 +411,6 @@ def t_softmax(m: Module, pit: str | None) -> Kernel:
         else:
             body.append(f"    {out}[:] = e / denom")
             ref = f"torch.softmax({ref_src}, dim=-1)"
-    if pit == "PTO003":
-        body[0] = tag(body[0], "PTO003")
     if pit == "PTO001":
         body[-1] = tag(body[-1].replace(f"{out}[:] =", f"{out} ="), "PTO001")
     lines += body
@@ -566,8 +564,7 @@ def t_batched(m: Module, pit: str | None) -> Kernel:
     tile = f"    {P}.set_vec_tile_shapes(1, {st}, {Hd})"
     op_pit = None
     if pit == "PTO003":
-        tile = f"    {P}.set_vec_tile_shapes({st}, {Hd})"
-        op_pit = "PTO003"
+        tile = tag(f"    {P}.set_vec_tile_shapes({st}, {Hd})", "PTO003")
     elif pit == "PTO004":
         tile = tag(f"    {P}.set_vec_tile_shapes(1, {st}, {misaligned_last(rng, 'fp32', H)})", "PTO004")
     lines.append(tile)
@@ -880,8 +877,7 @@ def t_legacy(m: Module, pit: str | None) -> Kernel:
     lines += [f"    x = {P}.from_torch(x_t, \"x\")",
               f"    y = {P}.from_torch(y_t, \"y\")",
               f"    out = {P}.from_torch(out_t, \"out\")"]
-    w = f"    with {P}.function(\"{name}\", x, y, out):"
-    lines.append(tag(w, "PTO002") if pit == "PTO002" else w)
+    lines.append(f"    with {P}.function(\"{name}\", x, y, out):")
     lines.append(f"        for i in {P}.loop(2, name=\"halves\", idx_name=\"i\"):")
     lines.append(f"            {P}.set_vec_tile_shapes(32, {C})")
     lines.append(f"            part_x = {P}.view(x, [{R} // 2, {C}], [i * ({R} // 2), 0])")
@@ -897,6 +893,7 @@ def t_legacy(m: Module, pit: str | None) -> Kernel:
                       ("out_t", (rows, cols), "fp32", "out")], lines,
                {"out_t": f"torch.cat([torch.relu(x_t[:{rows // 2}] + y_t[:{rows // 2}]), "
                          f"x_t[{rows // 2}:] + y_t[{rows // 2}:]])"})
+    k.call_pit = "PTO002" if pit == "PTO002" else None  # reported where the host launches it on NPU tensors
     return k
 
 
@@ -988,7 +985,7 @@ def host_block(m: Module, kernels: list[Kernel]) -> list[str]:
             call_args = ", ".join(dev)
         else:
             call_args = ", ".join(names)
-        body.append(f"{k.name}({call_args})")
+        body.append(tag(f"{k.name}({call_args})", k.call_pit) if k.call_pit else f"{k.name}({call_args})")
         for oname, expr in k.ref.items():
             for helper in REF_HELPERS:
                 if helper in expr and helper not in needed:

@@ -1,7 +1,7 @@
 """Legacy-style add + ReLU launched with `with pypto.function(...)` instead of `@frontend.jit`.
 
-Pitfall PTO002 (legacy launch without a device), line 28 in `add_relu`: the graph is recorded
-with the pre-jit context manager on tensors converted by `pypto.from_torch`, and nothing calls
+Pitfall PTO002 (legacy launch without a device), line 55, the launcher `add_relu` called on NPU
+tensors: its body records the graph with `pypto.function` on `from_torch` tensors; nothing calls
 `torch.npu.set_device(...)` first.  On an NPU host the device-side launch fails with
 "fail get device id, check if set device id" (the FAQ's device-id-not-set page).  The fix is to
 write the kernel with `@pypto.frontend.jit` (which launches on the tensors' current device), or
@@ -12,7 +12,7 @@ missing) without raising a Python exception.
 This module has no `frontend.jit` kernel; `ENTRY` names the plain launcher function.
 
 Expected diagnostics:
-    PTO002 line 28
+    PTO002 line 55
 """
 import pypto
 
@@ -25,7 +25,7 @@ def add_relu(x, y, out):
     px = pypto.from_torch(x, "x")
     py = pypto.from_torch(y, "y")
     pout = pypto.from_torch(out, "out")
-    with pypto.function("add_relu", px, py, pout):  # PTO002
+    with pypto.function("add_relu", px, py, pout):
         for _ in pypto.loop(1, name="body", idx_name="i"):
             pypto.set_vec_tile_shapes(32, COLS)
             pout.move(pypto.relu(px + py))
@@ -52,4 +52,4 @@ if __name__ == "__main__":
     import torch_npu  # noqa: F401  (registers the NPU device for .npu())
 
     inputs = {k: v.npu() for k, v in example_inputs().items()}  # no torch.npu.set_device(...)
-    add_relu(**inputs)
+    add_relu(**inputs)  # PTO002

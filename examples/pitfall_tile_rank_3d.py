@@ -1,13 +1,13 @@
 """Residual add + ReLU over a batched [B, S, H] activation.
 
-Pitfall PTO003 (tile shape has fewer dims than the op output), line 25 in `residual_relu`: the
+Pitfall PTO003 (tile shape has fewer dims than the op output), line 24 in `residual_relu`: the
 author set a 2-D vector tile (32, HIDDEN), thinking in rows x columns, but every op works on
 3-D [BATCH, SEQ, HIDDEN] tensors; the tile needs 3 dims, e.g. `set_vec_tile_shapes(1, 32,
 HIDDEN)`.  pypto 0.2.0 raises only `Run pass failed.`; the real reason ("Tile shape size 2 is
 not matched the output shape size 3") is in the plog.
 
 Expected diagnostics:
-    PTO003 line 25
+    PTO003 line 24
 """
 import pypto
 
@@ -21,8 +21,8 @@ def residual_relu(
     residual: pypto.Tensor((BATCH, SEQ, HIDDEN), F32),
     out: pypto.Tensor((BATCH, SEQ, HIDDEN), F32),
 ):
-    pypto.set_vec_tile_shapes(32, HIDDEN)
-    out[:] = pypto.relu(x + residual)  # PTO003
+    pypto.set_vec_tile_shapes(32, HIDDEN)  # PTO003
+    out[:] = pypto.relu(x + residual)
 
 
 def example_inputs():
