@@ -363,7 +363,8 @@ class SegmentEmitter(IntegerOps):
                 return False
             if waits:
                 partial[res] = waits.pop()
-        return not ("C" in partial.values() and not s.single_core)
+        waiting = set(partial.values())
+        return len(waiting) < 2 and ("C" not in waiting or s.single_core)
 
     def _most_rows(self, tr: int) -> int:
         """The most rows up to ``tr`` whose plan fits the budget (1 if none does)."""
