@@ -45,7 +45,10 @@ def blocks(rows: int, cols: int, es: int, transposed: bool, budget: int) -> tupl
     if sum(_ub_bytes(rows, cols, es, transposed)) <= budget:
         return rows, cols
     a = 32 // es
-    fits = lambda br, bc: sum(_ub_bytes(br, bc, es, transposed)) <= budget  # noqa: E731
+
+    def fits(br: int, bc: int) -> bool:
+        return sum(_ub_bytes(br, bc, es, transposed)) <= budget
+
     bc = cols
     if not fits(min(rows, a), bc):
         bc = max((w for w in range(a, cols, a) if fits(min(rows, a), w)), default=None)
