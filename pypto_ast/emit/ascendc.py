@@ -32,7 +32,7 @@ import re
 from .. import ir
 from ..diagnostics import format_count
 from . import abi, gm
-from .axes import split_axis_reductions
+from .axes import OwnTile, split_axis_reductions
 from .cut import fitting
 from ..ir import shape_rules
 from .decompose import decompose
@@ -734,12 +734,14 @@ class _BlockPlanner:
                     f"rows of every {level} are valid to {list(shape)} (a count of valid rows per level)", span)
 
     def _unit_reshape(self, g: GVal, shape: tuple, valid_attr, span):
-        """A reshape of a partially valid value that only inserts or drops axes of one index and
-        keeps the last axis (``[T, 1, L]`` -> ``[T, L]``): the same 2-D form, each valid element in its
-        place, as the interpreter's ``_unit_reshape_valid``; a valid_shape must be that region.
-        None for any other reshape."""
+        """A reshape of a partially valid value that only inserts or drops axes of one index
+        (``[T, 1, L]`` -> ``[T, L]``): each valid element in its place, as the interpreter's
+        ``_unit_reshape_valid``; a valid_shape must be that region.  Keeping the last axis keeps the
+        2-D form; a last axis of one index coming or going (``[T, L]`` valid ``[T, l]`` -> ``[T, L, 1]``:
+        each element a row, valid in the first ``l`` rows of every ``L``) is a new 2-D form over the
+        same contiguous data (``_unit_last``).  None for any other reshape."""
         full = gm.const(g.vr) == g.rows and gm.const(g.vc) == g.cols and g.vg is None
-        if full or not g.shape or shape[-1] != g.shape[-1] or [d for d in g.shape if d != 1] != [d for d in shape if d != 1]:
+        if full or not g.shape or [d for d in g.shape if d != 1] != [d for d in shape if d != 1]:
             return None
         vin = g.vg[2] if g.vg is not None else gm.valid_dims(g.vr, g.vc, g.shape)
         if vin is None or any(d == 1 and gm.const(v) != 1 for d, v in zip(g.shape, vin)):
@@ -751,10 +753,24 @@ class _BlockPlanner:
             self._check_fault(gm.all_of(gm.eq(a, b) for a, b in zip(va, unit)),
                               f"reshape: valid_shape {gm._dims_text(len(va))} is not the valid region "
                               f"{gm._dims_text(len(unit))} of the input", va + unit, span)
+        if shape[-1] != g.shape[-1]:
+            return self._unit_last(g, shape, unit, span)
         rows, cols = gm.flat2(shape)
         vg = (g.vg[0], g.vg[1], unit) if g.vg is not None else None
         return GVal(g.buf, g.offset, rows, cols, g.ld, g.vr, g.vc, g.dtype, tuple(shape), g.outer if rows == g.rows else (),
                     vg=vg) if not g.outer else None
+
+    def _unit_last(self, g: GVal, shape: tuple, unit: tuple, span) -> GVal:
+        """``g`` (contiguous first) seen as ``shape``, whose last axis of one index came or went, valid
+        in ``unit``: the elements keep their order, so the 2-D form is new (rows of one element, or
+        rows joined) and its valid extent is ``unit``'s, a row prefix or valid rows per level
+        (``gm.level_valid``)."""
+        if not gm.contiguous(g):
+            g = self.compact(g, span)
+        rows, cols = gm.flat2(shape)
+        form = gm.level_valid(unit, shape)
+        vr, vc, vg = form if form is not None else gm.flat_valid(unit, shape, span, "a reshape") + (None,)
+        return GVal(g.buf, g.offset, rows, cols, cols, vr, vc, g.dtype, tuple(shape), vg=vg)
 
     def _check_fault(self, cond, message: str, values: tuple, span):
         """Queue a control-program check: fault with ``message`` (printf ``%lld`` for each of
@@ -923,6 +939,7 @@ class _BlockPlanner:
         if not seg.tile_rows and op.tile is not None:
             seg.tile_rows = max(1, math.prod(op.tile[:-1]))
             seg.tile_cols = op.tile[-1]
+            seg.tile_own = isinstance(op.tile, OwnTile)
         exts, levels = [], []
         for x in op.operands:
             if isinstance(x, (ir.Value, ir.TensorRef)):

@@ -27,6 +27,12 @@ MAX_SLICES = 8  # a concat of the slices reads one VECIN queue buffer each (at m
 MAX_AXIS = 64  # slices of a reduced axis added in the planner (ascendc.py ``_inner_reduce``)
 
 
+class OwnTile(tuple):
+    """The vector tile of an op the emitter composed (this module's steps), not one the kernel
+    set: pypto never sees it, so its UB rule ("pypto refuses this tile too") does not judge it
+    and the planner may run it in fewer rows or columns (vector.py ``_fit_rows``)."""
+
+
 def split_axis_reductions(ops: tuple, named: dict) -> tuple:
     """``ops`` with every reduction over an inner axis of a static N-D value rewritten (see the
     module docstring); the others as they were.  ``named``: the static shape of each named
@@ -70,7 +76,7 @@ def _rewrite(op: ir.Op, shapes: dict) -> list:
         return ir.TensorType(tuple(ir.Const(d) for d in dims), dtype)
 
     def new(name, opcode, operands, attrs, typ):
-        return ir.Op((name,), opcode, operands, tuple(sorted(attrs.items())), (typ,), (min(kk, 8), b), None, op.span)
+        return ir.Op((name,), opcode, operands, tuple(sorted(attrs.items())), (typ,), OwnTile((min(kk, 8), b)), None, op.span)
 
     flat = f"{res}_rows"
     ops = [new(flat, "reshape", (src,), {"shape": (a * kk, b)}, t(a * kk, b))]
@@ -118,7 +124,7 @@ def by_permute(op: ir.Op, src, shape: tuple, k: int, dtype: str) -> list:
     def new(name, opcode, operands, attrs, typ, tile):
         return ir.Op((name,), opcode, operands, tuple(sorted(attrs.items())), (typ,), tile, None, op.span)
 
-    tile = (min(kk, 8), min(rest, COL_TILE))
+    tile = OwnTile((min(kk, 8), min(rest, COL_TILE)))
     front, rows = f"{res}_front", f"{res}_r"
     return [  # "front": the emitter's permute of axis k to the front, seen as [K, A*B] (ascendc.py)
         new(front, "transpose", (src,), {"perm": perm, "front": True}, t(kk, rest), op.tile),

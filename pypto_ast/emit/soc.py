@@ -24,12 +24,13 @@ def _requested_tile(program, block_name: str):
     if program is None:
         return None, None
     from .. import ir
+    from .axes import OwnTile
 
     for block in ir.blocks(program):
         if block.name != block_name:
             continue
         for op in block.ops:
-            if op.tile is not None:
+            if op.tile is not None and not isinstance(op.tile, OwnTile):  # the kernel's, not the emitter's
                 return tuple(op.tile), op.span
         return None, (block.ops[0].span if block.ops else None)
     return None, None

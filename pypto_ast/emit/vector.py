@@ -19,6 +19,7 @@ buffer's element count (evaluated by the control program for each launch).
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from dataclasses import dataclass, field
@@ -113,6 +114,7 @@ class Segment:
     read: set = field(default_factory=set)  # buffer names loaded from
     tile_rows: int = 0  # rows of the vector tile in effect (0: none set)
     tile_cols: int = 0
+    tile_own: bool = False  # the tile is the emitter's (axes.OwnTile), not the kernel's: pypto's rule does not judge it
     single_core: bool = False  # a reduction over the rows accumulates across all tiles
     span: object = None
 
@@ -302,7 +304,7 @@ class SegmentEmitter(IntegerOps):
             if self.ub_bytes > self.budget:  # pypto's rule is that the live tiles fit UB: give up the overlap
                 self.single = True
                 self._plan_ub(tr)
-            self.pypto_live = self._pypto_live_bytes(tr)
+            self.pypto_live = 0 if s.tile_own else self._pypto_live_bytes(tr)
             if self.ub_bytes > self.budget and self.pypto_live <= UB_CAPACITY:
                 # pypto accepts the tile (its live tiles fit UB); our plan also holds scratch and the
                 # reserve: run each tile as sub-tiles of fewer rows (rows are independent in every op)
@@ -336,28 +338,33 @@ class SegmentEmitter(IntegerOps):
         return None
 
     def _column_ok(self) -> bool:
-        """Can the segment run in column tiles?  Every op but a reduction along the rows treats a
-        tile's columns alike; such a reduction's result is complete only after the row's last column
-        tile, so what is computed from it must stay per row (``R``/``S``: recomputed at each column
-        tile from the running value) and is stored after the last one."""
+        """Can the segment run in column tiles?  Every op but a reduction treats a tile's columns
+        alike.  A reduction along the rows is complete only after the row's last column tile, so
+        what is computed from it must stay per row (``R``/``S``: recomputed at each column tile from
+        the running value) and is stored after the last one.  A reduction over the rows (``[1, C]``,
+        a single-core segment) keeps each column apart: it runs a column tile's row tiles in order
+        (``_col_major``), so what is computed from it stays per column (``C``); the two orders do
+        not mix in one segment."""
         s = self.s
         if not {self.kind(k) for k in s.dtype} <= {"F", "R", "C", "S"}:
             return False
-        partial = set()
+        partial = {}  # value -> the kind of reduction it waits for ("R": along the rows, "C": over them)
         for op in s.ops:
             res = op.results[0]
             if op.opcode in ("prod", "arange", "softmax") or self.integer_whole_rows(op):
                 return False
             srcs = [x.name for x in op.operands if isinstance(x, ir.Value)]
+            waits = {partial[x] for x in srcs if x in partial}
             if op.opcode in REDUCE:
-                if self.kind(srcs[0]) != "F" or self.kind(res) != "R":
+                if self.kind(srcs[0]) != "F" or self.kind(res) not in ("R", "C"):
                     return False
-                partial.add(res)
-            elif any(x in partial for x in srcs):
-                if self.kind(res) not in ("R", "S"):
-                    return False
-                partial.add(res)
-        return True
+                waits.add(self.kind(res))
+            if len(waits) > 1 or ("C" in waits and self.kind(res) != "C") or ("R" in waits and self.kind(res) not in ("R", "S")):
+                return False
+            if waits:
+                partial[res] = waits.pop()
+        waiting = set(partial.values())
+        return len(waiting) < 2 and ("C" not in waiting or s.single_core)
 
     def _most_rows(self, tr: int) -> int:
         """The most rows up to ``tr`` whose plan fits the budget (1 if none does)."""
@@ -640,19 +647,25 @@ class SegmentEmitter(IntegerOps):
         if self.once:
             L.append("        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(0);")
             L.append("        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(0);")
+        nested = bool(self.raccs) or self._col_major()
         if self.raccs:  # a row's column tiles in order on one core: its reductions accumulate over them
             L.append(f"        for (uint32_t t = AscendC::GetBlockIdx(); t < {self.nrt}u; t += AscendC::GetBlockNum()) {{")
             L.append(f"          for (uint32_t i = t * {self.nct}u; i < (t + 1u) * {self.nct}u; ++i) {{")
+        elif nested:  # a column tile's row tiles in order on one core: its reductions over the rows accumulate
+            L.append(f"        for (uint32_t t = AscendC::GetBlockIdx(); t < {self.nct}u; t += AscendC::GetBlockNum()) {{")
+            L.append(f"          for (uint32_t i = t * {self.nrt}u; i < (t + 1u) * {self.nrt}u; ++i) {{")
         else:
             L.append(f"        for (uint32_t i = AscendC::GetBlockIdx(); i < {nt}u; i += AscendC::GetBlockNum()) {{")
-        if self.nct > 1:
+        if self._col_major():
+            L.append(f"            const uint32_t r0 = i % {self.nrt}u * {tr}u, c0 = i / {self.nrt}u * {self.tc}u;")
+        elif self.nct > 1:
             L.append(f"            const uint32_t r0 = i / {self.nct}u * {tr}u, c0 = i % {self.nct}u * {self.tc}u;")
         else:
             L.append(f"            const uint32_t r0 = i * {tr}u, c0 = 0;")
         L.append(f"            const uint32_t nr = r0 + {tr}u <= {R}u ? {tr}u : {R}u - r0;  // rows in this tile")
         L.append(f"            const uint32_t nc = c0 + {self.tc}u <= {Cc}u ? {self.tc}u : {Cc}u - c0;  // cols in this tile")
         L += ["            CopyIn(r0, c0, nr, nc);", "            Compute(r0, c0, nr, nc);", "            CopyOut(r0, c0, nr, nc);",
-              "        }"] + (["          }"] if self.raccs else []) + ["    }", "", "private:",
+              "        }"] + (["          }"] if nested else []) + ["    }", "", "private:",
               "    __aicore__ inline void CopyIn(uint32_t r0, uint32_t c0, uint32_t nr, uint32_t nc)", "    {"]
         for r in self.per_tile:
             ct = CTYPE[r.gval.dtype]
@@ -760,15 +773,27 @@ class SegmentEmitter(IntegerOps):
               f"    op.Init(&pipe, {', '.join(f't{r.field}' for r in regions)}, tiling);", "    op.Process();", "}"]
         info = {"kernel": s.name, "kind": "vector", "block": s.label.split()[0], "file": f"{s.name}.cpp",
                 "shape": [R, Cc], "tile_rows": tr, "tile": [tr, self.tc], "tiles": nt,
-                **({"tile_requested": [self.requested_rows, self.tc]} if self.requested_rows else {}), "num_blocks": 1 if s.single_core else min(nt, MAX_CORES),
+                **({"tile_requested": [self.requested_rows, self.tc]} if self.requested_rows else {}), "num_blocks": self._num_blocks(),
                 "ub_bytes": self.ub_bytes, "buffers": 1 if self.single else 2,
                 **({"pypto_live_bytes": self.pypto_live} if self.requested_rows or self.ub_bytes > self.budget else {}),
                 "tiling": [{"index": r.field, "tensor": r.gval.buf.name, "buffer_kind": r.gval.buf.kind,
                             "dir": "in" if r in s.loads else "out"} for r in regions]}
         return "\n".join(L) + "\n", info
 
+    def _col_major(self) -> bool:
+        """Tiles in column-major order: a reduction over the rows in column tiles (``_column_ok``)."""
+        return self.s.single_core and self.nct > 1
+
+    def _num_blocks(self) -> int:
+        """Cores of a launch: one per tile, capped; a reduction over the rows accumulates on one
+        core, per column tile when it has several (each column tile's rows on one core)."""
+        if self.s.single_core:
+            return min(self.nct, MAX_CORES)
+        return min(self.ntiles, MAX_CORES)
+
     def _vc_exprs(self):
-        """C++ expression of each value's valid column count (reductions count only those)."""
+        """C++ expressions of each value's valid column count and of a tile's valid rows (``vr``, for
+        a value of rows computed from loads): reductions count only those."""
         s = self.s
         vc = {}
         for r in s.loads:
@@ -788,6 +813,12 @@ class SegmentEmitter(IntegerOps):
                         e = f"PyptoMin({e}, {w})"
                 vc[res] = e
         self.vc = vc
+        vr = {r.key: f"PyptoRows(vr{r.field}, r0, nr)" for r in s.loads if r.kind in ("F", "R")}
+        for op in s.ops:  # the tile's valid rows of a value of rows: the fewest of its operands'
+            ws = sorted({vr[x.name] for x in op.operands if isinstance(x, ir.Value) and x.name in vr})
+            if ws and self.kind(op.results[0]) in ("F", "R"):
+                vr[op.results[0]] = functools.reduce(lambda a, b: f"PyptoMin({a}, {b})", ws)
+        self.vr = vr
 
     # -- data movement -------------------------------------------------------------------
     def _copy_in(self, r: Load, row0: str, nrows: str, local: str = None, cols0: bool = False, ind: str = "") -> str:
@@ -1546,7 +1577,8 @@ class SegmentEmitter(IntegerOps):
             fn = {"sum": "Add", "amax": "Max", "amin": "Min"}[code]
             ct = CTYPE[dt]
             out.append(f"        if (r0 == 0) AscendC::Duplicate({acc}, static_cast<{ct}>({init}), {self.cpad});{cm}")
-            self._rows(out, [f"AscendC::{fn}({acc}, {acc}, {self.ref(src)}[r * {self.cpad}], {self.cpad});"])
+            self._rows(out, [f"AscendC::{fn}({acc}, {acc}, {self.ref(src)}[r * {self.cpad}], {self.cpad});"],
+                       self.vr.get(src) or "nr")  # the valid rows only: the rest of the tile holds no data
             return out
         if sk == rk and code in REDUCE:  # along an axis of one element: the value itself (a sum from +0)
             return self._reduce_one(code, src, res, dt, out, cm)

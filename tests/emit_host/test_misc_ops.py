@@ -4,6 +4,7 @@ are the interpreter's, bit for bit."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -12,12 +13,15 @@ from hypothesis import assume, given, note, settings
 from hypothesis import strategies as st
 
 from pypto_ast import live, pipeline
+from pypto_ast.emit import layout
+from pypto_ast.socs import get_soc
 from pypto_ast.ir.interp import InterpError
 from support import needs_cxx, write
 
 TDT = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16, "int16": torch.int16,
        "int32": torch.int32}
 PDT = {dt: f"pypto.DT_{dt.upper()}" for dt in TDT}
+UB_BUDGET = get_soc(None).ub_budget
 
 TRANSPOSE = '''
 import pypto
@@ -133,6 +137,77 @@ def test_a_transpose_of_a_strided_view_reads_its_columns_only(tmp_path):
     x = torch.randn(4, 6, 48, generator=torch.Generator().manual_seed(5)).half()
     for backend, out in _run_both(kernel, {"x": x}, (20, 6, 4), torch.float16).items():
         assert _same_bits(out, x[:, :, 8:28].transpose(0, 2)), backend
+
+
+
+# -- matrices larger than UB: blocks through UB (layout.blocks) --------------------------------
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 5000), st.integers(1, 70000), st.sampled_from([1, 2, 4, 8]), st.booleans(),
+       st.sampled_from([4096, 65536, UB_BUDGET]))
+def test_a_block_fits_ub_and_is_the_whole_matrix_when_that_fits(rows, cols, es, transposed, budget):
+    br, bc = layout.blocks(rows, cols, es, transposed, budget)
+    whole = sum(layout._ub_bytes(rows, cols, es, transposed)) <= budget
+    assert ((br, bc) == (rows, cols)) == whole
+    a = 32 // es
+    assert 1 <= br <= rows and 1 <= bc <= cols
+    assert sum(layout._ub_bytes(br, bc, es, transposed)) <= budget
+    assert br == rows or br % a == 0
+    assert bc == cols or bc % a == 0
+    if not whole and bc == cols and br + a <= rows:  # as many whole rows as fit
+        assert sum(layout._ub_bytes(br + a, bc, es, transposed)) > budget
+
+
+BIG = {  # name: (shape, dtype, d0, d1): every one over UB
+    "kimi_rows": ((64, 512), "fp32", 0, 1),
+    "ragged_rows": ((70, 700), "fp32", 1, 0),
+    "batched": ((3, 50, 1500), "fp16", 1, 2),
+    "last_kept": ((40, 3, 2000), "fp32", 0, 1),
+    "wide": ((9, 24001), "int32", 0, 1),
+    "bf16_tall": ((1100, 90), "bf16", 0, 1),
+}
+
+
+@needs_cxx
+@pytest.mark.parametrize("name", sorted(BIG))
+def test_a_transpose_larger_than_ub_moves_in_blocks_bit_for_bit(tmp_path, name):
+    shape, dt, d0, d1 = BIG[name]
+    oshape = list(shape)
+    oshape[d0], oshape[d1] = oshape[d1], oshape[d0]
+    source = TRANSPOSE.format(shape=list(shape), oshape=oshape, dt=PDT[dt], d0=d0, d1=d1,
+                              tile=", ".join(str(min(d, 16)) for d in oshape))
+    kernel = live.load_module(str(write(tmp_path / "swap.py", source))).swap
+    x = _bits(shape, dt, torch.Generator().manual_seed(sum(shape)))
+    files = pipeline.emit(pipeline.lower(kernel, {"x": x, "out": torch.zeros(oshape, dtype=TDT[dt])}), "ascendc")
+    manifest = files["manifest.json"]
+    manifest = json.loads(manifest) if isinstance(manifest, str) else manifest
+    assert [k.get("blocks") for k in manifest["kernels"] if k["kind"] == "transpose"][0], manifest["kernels"]
+    for backend, out in _run_both(kernel, {"x": x}, oshape, TDT[dt]).items():
+        assert _same_bits(out, x.transpose(d0, d1)), backend
+
+
+RAGGED_BIG = '''
+import pypto
+
+
+@pypto.frontend.jit
+def tiles(x: pypto.Tensor([100, 600], pypto.DT_FP32), out: pypto.Tensor([600, 100], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 64)
+    for i in pypto.loop(0, 2, 1, name="R", idx_name="i"):
+        rows = pypto.min(100 - i * 64, 64)
+        part = pypto.view(x, [64, 600], [i * 64, 0], valid_shape=[rows, 600])
+        pypto.assemble(pypto.transpose(part, 0, 1), [0, i * 64], out)
+'''
+
+
+@needs_cxx
+def test_a_partially_valid_matrix_larger_than_ub_moves_its_valid_blocks_only(tmp_path):
+    """[64, 600] fp32 (150 KiB, its transpose as much again) valid in 36 rows at the loop's last step:
+    the blocks past the valid rows move nothing, the result's columns past them keep their values."""
+    kernel = live.load_module(str(write(tmp_path / "tiles.py", RAGGED_BIG))).tiles
+    x = _bits((100, 600), "fp32", torch.Generator().manual_seed(3))
+    for backend, out in _run_both(kernel, {"x": x}, (600, 100), torch.float32).items():
+        assert _same_bits(out, x.transpose(0, 1)), backend
 
 
 # -- uniform / normal: pypto's Philox-4x32-10 (ir/random.py, emit/random.py) ------------------

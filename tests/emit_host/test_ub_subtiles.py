@@ -107,3 +107,38 @@ def test_a_tile_over_pypto_ub_is_still_refused_saying_pypto_refuses_it(tmp_path)
     program = pipeline.lower(kernel, {"a": z, "b": z, "out": z.clone()})
     with pytest.raises(pipeline.KernelErrors, match=r"pypto refuses this tile too.*MEM_UB size \[196608\]"):
         pipeline.emit(program, "ascendc")
+
+
+OVER_TOKENS = '''
+import pypto
+
+
+@pypto.frontend.jit
+def over_tokens(x: pypto.Tensor((64, 32, 512), pypto.DT_FP32), out: pypto.Tensor((1, 32, 512), pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes({tile})
+    out[:] = pypto.sum(x, dim=0, keepdim=True)
+'''
+
+
+@pytest.mark.parametrize("tile,refused", [("8, 16384", True), ("32, 1, 512", False)])
+def test_only_the_kernels_own_tile_is_judged_by_pypto_s_ub(tmp_path, tile, refused):
+    """A sum over the tokens of [64, 32, 512] is the emitter's column reduction of [64, 16384] in
+    its own tile [8, 16384] (512 KiB a tile: pypto would refuse it if a kernel set it).  With the
+    kernel's [32, 1, 512] (64 KiB) it runs; the same reduction of the 2-D value with a tile of
+    [8, 16384] set by the kernel is refused saying pypto refuses it too."""
+    text = OVER_TOKENS.format(tile=tile)
+    if refused:  # the kernel's own 2-D form, the tile the emitter would pick set by the kernel
+        text = text.replace("(64, 32, 512)", "(64, 16384)").replace("(1, 32, 512)", "(1, 16384)")
+    _, kernel = _load(tmp_path, "tokens", text)
+    x = torch.randn((64, 16384) if refused else (64, 32, 512), generator=torch.Generator().manual_seed(4))
+    inputs = {"x": x, "out": torch.full((1,) + tuple(x.shape[1:]), float("nan"))}
+    if refused:
+        program = pipeline.lower(kernel, inputs)
+        with pytest.raises(pipeline.KernelErrors, match=r"pypto refuses this tile too"):
+            pipeline.emit(program, "ascendc")
+        return
+    program, got = _both(kernel, inputs, ["out"])
+    [info] = [k for k in _vector_kernels(program) if k["shape"] == [64, 16384]]
+    assert info["tile"][1] < 16384 and info["num_blocks"] > 1, info  # column tiles, over the cores
+    for backend, res in got.items():
+        torch.testing.assert_close(res["out"], x.sum(0, keepdim=True), rtol=1e-5, atol=1e-5, msg=lambda m: f"{backend}: {m}")
