@@ -514,7 +514,8 @@ class _BlockPlanner:
         named = {name: tuple(gm.const(d) for d in b.shape) for name, b in self.P.named.items()}
         static = {n: s for n, s in named.items() if None not in s}
         self.origin = {_where(op.span): op.opcode for op in self.block.ops if op.span is not None}
-        ops = self.ops = split_axis_reductions(decompose(self.block.ops, static), static)
+        dtypes = {name: b.dtype for name, b in self.P.named.items()}
+        ops = self.ops = split_axis_reductions(decompose(self.block.ops, static, dtypes), static)
         for op in ops:
             for r, t in zip(op.results, op.types):
                 dims = tuple(gm.const(d) for d in t.shape)

@@ -7,6 +7,11 @@ before a block is planned (as ``axes.split_axis_reductions`` rewrites reductions
   value seen as one row).
 * ``pad(x, [0, right, 0, bottom], value)``: the value concatenated with ``full`` blocks of
   ``value`` on the right (last axis) and at the bottom (the axis before it).
+* ``cast(x: int32, fp16, mode)``: the A2 ``Cast`` int32 -> half is a ``vconv_deq`` through a
+  deq scale that ignores the round mode, and an int -> float cast rounds to nearest-even whatever
+  the mode (docs/semantics.md, "Casts"), so ``cast(cast(x, fp32), fp16, CAST_RINT)`` with the
+  op's ``satmode``: the first step is exact below 2^24, and every int32 at or past 2^24 overflows
+  fp16 either way, so the two steps round as the one cast does.
 * ``tril(x, d)`` / ``triu(x, d)`` on floats: ``where(col - row <= d, x, 0)`` (``>=`` for
   ``triu``), the column and row indices from ``arange`` (exact in fp32 below 2^24) expanded to
   the value's last two axes; leading axes repeat the mask (``concat``).
@@ -25,10 +30,12 @@ MAX_REPEATS = 64  # leading slices of a tril/triu mask built by concat (as axes.
 _FLOATS = ("fp32", "fp16", "bf16")
 
 
-def decompose(ops: tuple, named: dict) -> tuple:
-    """``ops`` with every ``var``, ``pad``, ``tril`` and ``triu`` of a static operand rewritten;
-    ``named``: the static shape of each named tensor (``@x``)."""
+def decompose(ops: tuple, named: dict, dtypes: dict = None) -> tuple:
+    """``ops`` with every ``var``, ``pad``, ``tril`` and ``triu`` of a static operand, and every
+    int32 -> fp16 cast, rewritten; ``named``: the static shape of each named tensor (``@x``);
+    ``dtypes``: the dtype of each named tensor."""
     shapes = {("@", k): tuple(v) for k, v in named.items()}
+    kinds = {("@", k): v for k, v in (dtypes or {}).items()}
     partial: set = set()  # values that may be partially valid (a valid_shape upstream)
     out = []
     for op in ops:
@@ -40,13 +47,36 @@ def decompose(ops: tuple, named: dict) -> tuple:
         if op.opcode == "var" and isinstance(op.operands[0], ir.Value) and op.operands[0].name in partial:
             shape = None  # its count is the valid elements', known only at run time: left to PTO109
         new = rewrite(op, shape) if shape is not None else None
+        if op.opcode == "cast" and op.operands and _key(op.operands[0]) in kinds:
+            new = _int32_to_half(op, kinds[_key(op.operands[0])])
         for o in new or [op]:
             for name, t in zip(o.results, o.types):
+                kinds[("%", name)] = t.dtype
                 dims = tuple(getattr(d, "value", d) for d in t.shape)
                 if all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
                     shapes[("%", name)] = dims
         out += new or [op]
     return tuple(out)
+
+
+def _key(x):
+    if isinstance(x, ir.Value):
+        return ("%", x.name)
+    if isinstance(x, ir.TensorRef):
+        return ("@", x.name)
+    return None
+
+
+def _int32_to_half(op: ir.Op, source: str):
+    if source != "int32" or op.types[0].dtype != "fp16":
+        return None
+    shape = tuple(getattr(d, "value", d) for d in op.types[0].shape)
+    if not all(isinstance(d, int) for d in shape):
+        return None
+    b = _Builder(op)
+    wide = b("cast", (op.operands[0],), {"dtype": "fp32"}, shape, "fp32")
+    attrs = {**{k: v for k, v in op.attrs}, "mode": "CAST_RINT"}
+    return b.final("cast", (wide,), attrs)
 
 
 def _shape_of(x, shapes):

@@ -177,6 +177,10 @@ def _cases() -> list:
                         ("fp32",), out="int32")
     cases += _unary("cast_i32_floor", "pypto.cast(x, pypto.DT_INT32, pypto.CastMode.CAST_FLOOR)", ("fp16",),
                     out="int32")
+    # int32 -> fp16 (emit/decompose.py: through an exact fp32 step): rounding past 2048, overflow past 65504
+    for mode in ("CAST_NONE", "CAST_RINT", "CAST_ROUND", "CAST_FLOOR", "CAST_CEIL", "CAST_TRUNC"):
+        cases += _unary(f"cast_f16_{mode[5:].lower()}", f"pypto.cast(x, pypto.DT_FP16, pypto.CastMode.{mode})",
+                        ("int32",), out="fp16")
     for d, out in (("fp16", "fp16"), ("fp16", "fp32"), ("fp32", "fp32")):
         expr = "x @ y" if d == out else f"pypto.matmul(x, y, {DT[out]})"
         cases.append(Case(f"matmul/{d}->{out}", expr, (("x", (16, 32), d), ("y", (32, 16), d)), ((16, 16), out),
@@ -1166,3 +1170,31 @@ def test_exp2_of_an_integer_is_fp32_from_every_value_of_its_range(dt):
     got = _host_and_interp(f"exp2/{dt}", {"x": x})
     assert got.dtype == torch.float32
     torch.testing.assert_close(got, torch.exp2(x.to(torch.float32)), rtol=RTOL_POW, atol=0.0)
+
+
+def _half_nearest_even(v: int) -> float:
+    """int ``v`` rounded to fp16 to nearest-even, clamped to +-65504 (the default satmode clamps,
+    docs/semantics.md "Casts")."""
+    if v == 0:
+        return 0.0
+    mag = abs(v)
+    e = max(mag.bit_length() - 11, 0)  # fp16 keeps 11 significant bits
+    q, rest = divmod(mag, 1 << e)
+    half = 1 << e >> 1 if e else 1
+    if e and (rest > half or (rest == half and q & 1)):
+        q += 1
+    return math.copysign(min(q << e, 65504), v)
+
+
+@pytest.mark.parametrize("mode", ["CAST_NONE", "CAST_RINT", "CAST_ROUND", "CAST_FLOOR", "CAST_CEIL", "CAST_TRUNC"])
+def test_int32_to_fp16_rounds_to_nearest_even_whatever_the_mode(mode):
+    """An int -> float cast rounds to nearest-even (the A2 int32 -> half Cast ignores the mode);
+    the host casts through fp32 (exact below 2^24), so each value rounds once, ties to even, and
+    past 65504 clamps."""
+    key = f"cast_f16_{mode[5:].lower()}/int32"
+    ints = [0, 1, -1, 2047, 2049, 2051, -2049, -2051, 3001, 4097, 4099, -4098, 4102, 65503, 65504, 65505, 65519,
+            65520, 70000, -70000, 2 ** 24 + 1, 2 ** 31 - 1, -(2 ** 31), 123457, -33333]
+    row = (ints * (C // len(ints) + 1))[:C]
+    x = torch.tensor([row] * R, dtype=torch.int32)
+    got = _host_and_interp(key, {"x": x})
+    assert _bits_equal(got[0], [_half_nearest_even(v) for v in row])
