@@ -18,11 +18,13 @@ from . import build
 
 HEADER_DIR = Path(__file__).parent / "host"
 RUNTIME_DIR = HEADER_DIR / "runtime"
-RUNTIME_FLAGS = ("-O3", "-fno-math-errno", "-fno-trapping-math")
+RUNTIME_FLAGS = ("-O3", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off")
 """-O3 vectorises the runtime's chunk loops; -fno-math-errno / -fno-trapping-math let sqrt and
 compare-and-select loops vectorise too (no result changes: IEEE rounding is kept, no
--ffast-math).  No -march: the library stays portable (the runtime picks AVX2 code at load time
-itself, through target_clones)."""
+-ffast-math).  No -march: the library stays portable (the runtime picks AVX-512 or AVX2 code at
+load time itself, through target_clones); -ffp-contract=off keeps those clones from fusing a
+multiply and an add into an FMA (g++'s default in GNU C++ is to fuse where the ISA has FMA),
+which would round once instead of twice and change the bits."""
 
 
 def runtime() -> build.Objects:

@@ -1787,3 +1787,67 @@ def test_reduce_fast_paths_agree_with_the_reference_forms(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "MISMATCH" not in proc.stdout, proc.stdout[:2000]
     assert "done" in proc.stdout
+
+
+# UB -> GM stores into a GM tensor registered larger than the last-level cache take streaming
+# stores (runtime/core.cpp, docs/design.md §26); the tensor here is registered at 2^36 floats over
+# a small buffer, so every store below streams on any machine.  Each form at GM offsets of 0..7
+# floats (the streamed part's head and tail uneven) and lengths around the 64-byte lines; the
+# bytes of every store are checked against a plain copy, the bytes around them untouched.
+STREAM_STORES = (
+    PRELUDE
+    + r"""
+void kernel()
+{
+    const int N = 4096;
+    std::vector<float> src(N), out(N + 64), want(N + 64);
+    for (int i = 0; i < N; ++i) src[i] = static_cast<float>(i) + 0.25f;
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, N * sizeof(float));
+    GlobalTensor<float> g, o;
+    g.SetGlobalBuffer((__gm__ float*)src.data(), N);
+    o.SetGlobalBuffer((__gm__ float*)out.data(), uint64_t(1) << 36);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    AscendC::DataCopy(t, g, N);
+    long bad = 0, cases = 0;
+    auto check = [&]() {
+        for (int i = 0; i < N + 64; ++i) bad += std::memcmp(&out[i], &want[i], 4) != 0;
+        ++cases;
+    };
+    for (int off = 0; off < 8; ++off) {
+        for (int count : {8, 16, 24, 40, 1000, 2048}) {  // DataCopy, count form (multiples of 32 B)
+            std::fill(out.begin(), out.end(), -1.0f);
+            std::fill(want.begin(), want.end(), -1.0f);
+            AscendC::DataCopy(o[off], t, count);
+            for (int i = 0; i < count; ++i) want[off + i] = src[i];
+            check();
+        }
+        for (int len : {1, 5, 15, 16, 17, 37, 301}) {  // DataCopyPad: 3 rows of len floats, a GM gap of 3
+            std::fill(out.begin(), out.end(), -1.0f);
+            std::fill(want.begin(), want.end(), -1.0f);
+            AscendC::DataCopyPad(o[off], t, DataCopyExtParams{3, static_cast<uint32_t>(len * 4), 0, 3 * 4, 0});
+            const int ub = (len * 4 + 31) / 32 * 8;  // UB rows are 32-byte aligned
+            for (int r = 0; r < 3; ++r)
+                for (int c = 0; c < len; ++c) want[off + r * (len + 3) + c] = src[r * ub + c];
+            check();
+        }
+        std::fill(out.begin(), out.end(), -1.0f);  // DataCopy, DataCopyParams: 4 blocks of 3 x 32 B
+        std::fill(want.begin(), want.end(), -1.0f);
+        AscendC::DataCopy(o[off], t, DataCopyParams{4, 3, 1, 2});
+        for (int b = 0; b < 4; ++b)
+            for (int c = 0; c < 24; ++c) want[off + b * 40 + c] = src[b * 32 + c];
+        check();
+    }
+    std::printf("bad %ld of %ld\n", bad, cases);
+    q.FreeTensor(t);
+}
+"""
+    + FAULT_MAIN
+)
+
+
+def test_stores_into_a_tensor_larger_than_the_cache_stream_the_same_bytes(tmp_path):
+    proc = build_and_run(tmp_path, "streamstores", STREAM_STORES)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == f"bad 0 of {8 * (6 + 7 + 1)}", proc.stdout

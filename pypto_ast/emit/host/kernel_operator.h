@@ -35,9 +35,10 @@
 //
 // Speed (runtime/vector.cpp): count-form vector ops (and Cast float<->half, ReduceSum/Max/Min
 // of float) check their operands once per call and then run plain typed loops that g++
-// vectorises: float straight on UB, half through float stack chunks; compiled for AVX2 and
-// for the baseline ISA, picked at load time (target_clones on x86-64 g++; results are
-// identical, no FMA).  Other dtypes and forms run element by element.
+// vectorises: float straight on UB, half through float stack chunks; compiled for AVX-512
+// (x86-64-v4), AVX2 and the baseline ISA, picked at load time (target_clones on x86-64 g++;
+// results are identical: -ffp-contract=off, no FMA).  Other dtypes and forms run element by
+// element.
 // Arithmetic semantics: + - * / sqrt, max/min and comparisons are exact IEEE results rounded
 // once to T (float: computed in float; half: computed in float, rounded once to half -- both
 // bit-identical to computing in double, since 24 >= 2*11+2 and 53 >= 2*24+2); Exp of

@@ -3,6 +3,11 @@
 // (§1.4, §3, §4, §5, §7, §9 of ascendc.md).  See kernel_operator.h for the contract.
 #include "runtime/internal.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#include <unistd.h>
+
 namespace pypto_host {
 namespace detail {
 State g_state;
@@ -540,6 +545,52 @@ static void CheckCountBytes(const char* op, uint32_t count, uint32_t elem)
 }
 static uint64_t ElemAlign(const GmDesc& g) { return GmAlign() ? GmAlign() : g.elem; }
 
+// UB -> GM stores into a GM tensor larger than the last-level cache bypass the caches (streaming
+// stores): such a tensor is read back from DRAM anyway, and a plain store first reads each line
+// it fills (a quarter of an elementwise kernel's DRAM traffic).  Same bytes; each call ends with
+// a store fence, so the blocks' threads see them as before.
+static uint64_t StreamBytes()
+{
+    static const uint64_t bytes = [] {
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+        const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        if (l3 > 0) return static_cast<uint64_t>(l3);
+#endif
+        return uint64_t(32) << 20;
+    }();
+    return bytes;
+}
+static bool Streams(const GmDesc& g)
+{
+#if defined(__SSE2__)
+    return g.bounded && pypto_host::detail::t_block.atomicMode == 0 && g.size * g.elem >= StreamBytes();
+#else
+    (void)g;
+    return false;
+#endif
+}
+static void StreamCopy(uint8_t* d, const uint8_t* s, uint64_t n)
+{
+#if defined(__SSE2__)
+    const uint64_t head = std::min<uint64_t>(n, (64 - reinterpret_cast<uintptr_t>(d) % 64) % 64);
+    std::memcpy(d, s, head);
+    uint64_t i = head;
+    for (; i + 64 <= n; i += 64) {
+        for (int k = 0; k < 64; k += 16)
+            _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + k), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + k)));
+    }
+    std::memcpy(d + i, s + i, n - i);
+#else
+    std::memcpy(d, s, n);
+#endif
+}
+static void StreamFence()
+{
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
+
 void CopyGmToUb(const TensorDesc& dst, const GmDesc& src, uint32_t count)
 {
     const char* op = "DataCopy(GM->UB)";
@@ -562,7 +613,8 @@ void CopyUbToGm(const GmDesc& dst, const TensorDesc& src, uint32_t count, Dt dt)
     const uint64_t bytes = static_cast<uint64_t>(count) * dst.elem;
     CheckUbRange(src, bytes, op, "src");
     CheckGmRange(dst, 0, bytes, op);
-    StoreGmAs(dt, Addr(dst), Ptr(src), bytes);
+    if (Streams(dst)) { StreamCopy(Addr(dst), Ptr(src), bytes); StreamFence(); }
+    else StoreGmAs(dt, Addr(dst), Ptr(src), bytes);
     CountOut(bytes);
 }
 
@@ -604,7 +656,12 @@ void CopyUbToGmStrided(const GmDesc& dst, const TensorDesc& src, const DataCopyP
     if (p.blockCount == 0 || len == 0) return;
     CheckUbRange(src, (p.blockCount - 1) * us + len, op, "src");
     CheckGmRange(dst, 0, (p.blockCount - 1) * gs + len, op);
-    for (uint32_t i = 0; i < p.blockCount; ++i) StoreGmAs(dt, Addr(dst) + i * gs, Ptr(src) + i * us, len);
+    const bool stream = Streams(dst);
+    for (uint32_t i = 0; i < p.blockCount; ++i) {
+        if (stream) StreamCopy(Addr(dst) + i * gs, Ptr(src) + i * us, len);
+        else StoreGmAs(dt, Addr(dst) + i * gs, Ptr(src) + i * us, len);
+    }
+    if (stream) StreamFence();
     CountOut(uint64_t(p.blockCount) * len);
 }
 
@@ -663,7 +720,12 @@ void PadOut(const GmDesc& dst, const TensorDesc& src, uint32_t blockCount, uint6
     const uint64_t us = RoundUp32(blockLen) + ubGapBlocks * kBlock, gs = blockLen + gmGapBytes;
     CheckUbRange(src, (blockCount - 1) * us + blockLen, op, "src");
     CheckGmRange(dst, 0, (blockCount - 1) * gs + blockLen, op);
-    for (uint32_t i = 0; i < blockCount; ++i) StoreGmAs(dt, Addr(dst) + i * gs, Ptr(src) + i * us, blockLen);
+    const bool stream = Streams(dst);
+    for (uint32_t i = 0; i < blockCount; ++i) {
+        if (stream) StreamCopy(Addr(dst) + i * gs, Ptr(src) + i * us, blockLen);
+        else StoreGmAs(dt, Addr(dst) + i * gs, Ptr(src) + i * us, blockLen);
+    }
+    if (stream) StreamFence();
     CountOut(uint64_t(blockCount) * blockLen);
 }
 

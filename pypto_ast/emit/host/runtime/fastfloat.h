@@ -16,10 +16,12 @@ namespace {
 // source, which the overlap rule allows), and the per-chunk loops are plain float loops that
 // g++ vectorises.  half is widened to float exactly and rounded once back to half.
 constexpr int64_t kChunk = 512;  // elements per stack chunk
-// The chunk loops are compiled twice on x86-64 g++, for AVX2 and the baseline ISA, and picked
-// at load time (target_clones: the build stays portable).  No FMA: results are identical.
+// The chunk loops are compiled three times on x86-64 g++, for AVX-512 (x86-64-v4), AVX2 and
+// the baseline ISA, and picked at load time (target_clones: the build stays portable).  No FMA:
+// x86-64-v4 has it, and the runtime is built with -ffp-contract=off so that no a * b + c becomes
+// one (an FMA rounds once, and would change the bits); results are identical on every clone.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(PYPTO_HOST_NO_CLONES)
-#define PYPTO_HOST_SIMD __attribute__((target_clones("avx2", "default")))
+#define PYPTO_HOST_SIMD __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define PYPTO_HOST_SIMD
 #endif
@@ -192,14 +194,19 @@ PYPTO_HOST_SIMD inline void CastF16ToF32(uint8_t* d, const uint8_t* s, int64_t n
 // Cast's overlap rule leaves dst and src disjoint (different element sizes), hence restrict.
 typedef uint16_t U16A __attribute__((may_alias));
 typedef uint32_t U32A __attribute__((may_alias));
-// 16 elements at a time in GCC vector types (the clones compile them to AVX2 or SSE2): bf16 in
-// 16-bit lanes, NaNs quietened there, then interleaved with zeros (= shifted up by 16 bits).
-typedef int16_t VH16 __attribute__((vector_size(32)));
-typedef int16_t VH16U __attribute__((vector_size(32), aligned(2), may_alias));  // UB bytes
+// 32 elements at a time in GCC vector types of 64 bytes (the clones compile them to AVX-512,
+// AVX2 or SSE2): bf16 in 16-bit lanes, NaNs quietened there, then interleaved with zeros (=
+// shifted up by 16 bits).
+typedef int16_t VH32 __attribute__((vector_size(64)));
+typedef int16_t VH32U __attribute__((vector_size(64), aligned(2), may_alias));  // UB bytes
 typedef int32_t VI8 __attribute__((vector_size(32)));
 typedef int32_t VI8U __attribute__((vector_size(32), aligned(4), may_alias));
 typedef uint32_t VU8 __attribute__((vector_size(32)));
 typedef float VF8 __attribute__((vector_size(32)));
+typedef int32_t VI16 __attribute__((vector_size(64)));
+typedef int32_t VI16U __attribute__((vector_size(64), aligned(4), may_alias));
+typedef uint32_t VU16 __attribute__((vector_size(64)));
+typedef float VF16 __attribute__((vector_size(64)));
 inline uint32_t Bf16Widened(uint16_t h)
 {
     const uint32_t w = static_cast<uint32_t>(h) << 16;
@@ -213,27 +220,27 @@ inline uint16_t Bf16Rounded(uint32_t w)
 PYPTO_HOST_SIMD inline void CastBf16ToF32(uint8_t* __restrict d, const uint8_t* __restrict s, int64_t n)
 {
     int64_t k = 0;
-    for (; k + 16 <= n; k += 16) {
-        VH16 h = *reinterpret_cast<const VH16U*>(s + 2 * k);
-        h = (h & 0x7FFF) > 0x7F80 ? (VH16)((h & static_cast<int16_t>(0x8000)) | 0x7FC0) : h;
-        const VH16 z = VH16{};
-        reinterpret_cast<VH16U*>(d + 4 * k)[0] = __builtin_shufflevector(z, h, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-        reinterpret_cast<VH16U*>(d + 4 * k)[1] = __builtin_shufflevector(z, h, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    for (; k + 32 <= n; k += 32) {
+        VH32 h = *reinterpret_cast<const VH32U*>(s + 2 * k);
+        h = (h & 0x7FFF) > 0x7F80 ? (VH32)((h & static_cast<int16_t>(0x8000)) | 0x7FC0) : h;
+        const VH32 z = VH32{};
+        reinterpret_cast<VH32U*>(d + 4 * k)[0] = __builtin_shufflevector(z, h, 0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39, 8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47);
+        reinterpret_cast<VH32U*>(d + 4 * k)[1] = __builtin_shufflevector(z, h, 16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53, 22, 54, 23, 55, 24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63);
     }
     for (; k < n; ++k) reinterpret_cast<U32A*>(d)[k] = Bf16Widened(reinterpret_cast<const U16A*>(s)[k]);
 }
 PYPTO_HOST_SIMD inline void CastF32ToBf16(uint8_t* __restrict d, const uint8_t* __restrict s, int64_t n)
 {
     int64_t k = 0;
-    for (; k + 16 <= n; k += 16) {
-        VI8 r[2];
+    for (; k + 32 <= n; k += 32) {
+        VI16 r[2];
         for (int h = 0; h < 2; ++h) {
-            const VI8 w = reinterpret_cast<const VI8U*>(s + 4 * k)[h];
-            const VF8 f = (VF8)w;  // the same bits as floats: NaN is the unordered compare
-            r[h] = f != f ? 0x7FC0 : (VI8)(((VU8)w + 0x7FFFu + (((VU8)w >> 16) & 1u)) >> 16);
+            const VI16 w = reinterpret_cast<const VI16U*>(s + 4 * k)[h];
+            const VF16 f = (VF16)w;  // the same bits as floats: NaN is the unordered compare
+            r[h] = f != f ? 0x7FC0 : (VI16)(((VU16)w + 0x7FFFu + (((VU16)w >> 16) & 1u)) >> 16);
         }
-        const VH16 a = (VH16)r[0], b = (VH16)r[1];  // the low halves hold the results
-        *reinterpret_cast<VH16U*>(d + 2 * k) = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        const VH32 a = (VH32)r[0], b = (VH32)r[1];  // the low halves hold the results
+        *reinterpret_cast<VH32U*>(d + 2 * k) = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62);
     }
     for (; k < n; ++k) reinterpret_cast<U16A*>(d)[k] = Bf16Rounded(reinterpret_cast<const U32A*>(s)[k]);
 }
