@@ -323,8 +323,9 @@ def _compile_all(out: Path, sources: Mapping[str, str], compiler: str, flags: tu
             while pending and len(running) < width:
                 cmd = pending.pop(0)
                 # cwd=out and relative names: diagnostics read "add.cpp:3:5: error: ...".
-                running.append((cmd, subprocess.Popen(cmd, cwd=out, stdout=subprocess.DEVNULL,
-                                                      stderr=subprocess.PIPE, text=True)))
+                with _sigterm_deferred():  # a compiler started is a compiler listed, to be killed
+                    running.append((cmd, subprocess.Popen(cmd, cwd=out, stdout=subprocess.DEVNULL,
+                                                          stderr=subprocess.PIPE, text=True)))
             cmd, proc = running[0]  # still listed while we wait: an interrupt kills it too
             _, err = proc.communicate()
             running.pop(0)
@@ -431,6 +432,30 @@ class _Terminated(BaseException):
     delivered again."""
 
 
+class _Deferral:
+    depth = 0
+    pending = False
+
+
+_deferral = _Deferral()
+
+
+@contextlib.contextmanager
+def _sigterm_deferred():
+    """SIGTERM (under :func:`_sigterm_cleans_up`'s handler) waits until the block has run: a
+    compiler's Popen can return after the compiler already started, and unwinding inside it
+    would leave that compiler running, unlisted.  The signal is acted on at the block's end."""
+    _deferral.depth += 1
+    try:
+        yield
+    finally:
+        _deferral.depth -= 1
+        if not _deferral.depth and _deferral.pending:  # termination wins over an error in the block
+            _deferral.pending = False
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            raise _Terminated()  # the signal that arrived during the block
+
+
 @contextlib.contextmanager
 def _sigterm_cleans_up():
     """During a build, SIGTERM cleans up before it kills the process.
@@ -446,6 +471,9 @@ def _sigterm_cleans_up():
         return
 
     def handler(signum, frame):
+        if _deferral.depth:  # inside Popen: its child may already run, and is not listed yet
+            _deferral.pending = True
+            return
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the cleanup short
         raise _Terminated()
 

@@ -126,3 +126,23 @@ def test_the_sweep_never_follows_a_symlink(tmp_path):
     os.utime(link, (HOUR_AGO, HOUR_AGO), follow_symlinks=False)
     build.build_host_library(SOURCES, cache_dir=cache, cxx=str(fake_compiler(tmp_path, WRITES_OUTPUT)))
     assert (target / "keep.txt").read_text() == "not the cache's" and link.is_symlink()
+
+
+def test_sigterm_inside_a_compilers_start_waits_for_it_to_be_listed(tmp_path):
+    """A compiler's Popen can return after the compiler already runs: a SIGTERM then is acted on
+    once the compiler is listed (killed by the unwinding), not inside Popen, which left it running
+    (seen under load). The deferred signal still ends the process with -15."""
+    script = (
+        "import os, signal, sys, time\n"
+        "from pypto_ast.emit import build\n"
+        "with build._sigterm_cleans_up():\n"
+        "    with build._sigterm_deferred():\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        time.sleep(0.2)\n"
+        "        print('block ran to its end', flush=True)\n"
+        "    print('after the block', flush=True)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == -signal.SIGTERM, run.stderr
+    assert run.stdout.splitlines() == ["block ran to its end"]
