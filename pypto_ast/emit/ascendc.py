@@ -869,6 +869,22 @@ class _BlockPlanner:
             return rows, 1
         return gm.flat2(dims)
 
+    def _tile_on(self, op: ir.Op, span) -> tuple:
+        """The vector tile ``op`` runs in, each axis at most the op's extent (its widest operand or
+        result: a tile longer than an axis covers it once, as pypto tiles it; the models set
+        ``[1, 64, 64, 64]`` on ``[T, 32, 2, 64]``, whose tile is ``[1, 32, 2, 64]``).  Axes of a
+        dynamic extent or of one element (broadcast, maybe, against the kernel's other values: a
+        ``[R, 1]`` scale does not make the kernel's tile one column), or a tile of another rank,
+        are taken as set."""
+        shapes = [t.shape for t in op.types] + [self._operand_shape(x, span) for x in op.operands
+                                                 if isinstance(x, (ir.Value, ir.TensorRef))]
+        tile = tuple(op.tile)
+        extents = []
+        for axis in range(len(tile)):
+            dims = [gm.const(sh[axis]) for sh in shapes if len(sh) == len(tile)]
+            extents.append(None if not dims or None in dims else max(dims))
+        return tuple(t if e is None or e == 1 else min(t, e) for t, e in zip(tile, extents))
+
     def _operand_shape(self, x, span):
         if isinstance(x, ir.Value):
             if x.name in self._ir_shape:
@@ -938,9 +954,11 @@ class _BlockPlanner:
         seg.shape = joined
         seg.span = seg.span or span
         if not seg.tile_rows and op.tile is not None:
-            seg.tile_rows = max(1, math.prod(op.tile[:-1]))
-            seg.tile_cols = op.tile[-1]
+            tile = self._tile_on(op, span)
+            seg.tile_rows = max(1, math.prod(tile[:-1]))
+            seg.tile_cols = tile[-1]
             seg.tile_own = isinstance(op.tile, OwnTile)
+            seg.tile_set, seg.tile_span = tile, span
         exts, levels = [], []
         for x in op.operands:
             if isinstance(x, (ir.Value, ir.TensorRef)):

@@ -100,7 +100,8 @@ def _stored_by(key: str, head: Segment, rest: Segment, rest_ops: list) -> Segmen
 
 def _empty(seg: Segment, ops: list) -> Segment:
     part = Segment(name=seg.name, label=seg.label, shape=seg.shape, ops=list(ops), tile_rows=seg.tile_rows,
-                   tile_cols=seg.tile_cols, tile_own=seg.tile_own, span=next((op.span for op in ops if op.span is not None), seg.span))
+                   tile_cols=seg.tile_cols, tile_own=seg.tile_own, tile_set=seg.tile_set, tile_span=seg.tile_span,
+                   span=next((op.span for op in ops if op.span is not None), seg.span))
     for op in ops:
         for r in op.results:
             part.shape2[r], part.dtype[r] = seg.shape2[r], seg.dtype[r]

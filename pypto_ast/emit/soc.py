@@ -10,6 +10,7 @@ to change.
 
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 from ..socs import DEFAULT_SOC, KIB, SOCS, Soc, get_soc  # noqa: F401  (re-exported)
@@ -19,8 +20,9 @@ def _kib(n: int) -> str:
     return f"{n / KIB:.1f} KiB" if n % KIB else f"{n // KIB} KiB"
 
 
-def _requested_tile(program, block_name: str):
-    """The vector tile shape the kernel set for this block's ops, and the first op's span."""
+def _requested_tile(program, block_name: str, at=None):
+    """The vector tile shape the kernel set for this block's ops, and its op's span: the op at
+    ``at`` (``[line, col]``, the op whose tile the kernel ran in) if given, else the first."""
     if program is None:
         return None, None
     from .. import ir
@@ -29,11 +31,24 @@ def _requested_tile(program, block_name: str):
     for block in ir.blocks(program):
         if block.name != block_name:
             continue
-        for op in block.ops:
-            if op.tile is not None and not isinstance(op.tile, OwnTile):  # the kernel's, not the emitter's
+        tiled = [op for op in block.ops if op.tile is not None and not isinstance(op.tile, OwnTile)]
+        for op in tiled:  # the kernel's, not the emitter's
+            if at is None or (op.span is not None and [op.span.line, op.span.col] == list(at)):
                 return tuple(op.tile), op.span
+        if tiled:
+            return tuple(tiled[0].tile), tiled[0].span
         return None, (block.ops[0].span if block.ops else None)
     return None, None
+
+
+def _fewer_rows(tile: list, fit: int) -> list:
+    """``tile`` with its leading axes shrunk, outermost first, until their product (the rows of
+    the kernel's 2-D view) is at most ``fit``."""
+    tile = list(tile)
+    for i in range(len(tile) - 1):
+        inner = math.prod(tile[i + 1:-1])
+        tile[i] = max(1, min(tile[i], fit // inner)) if inner <= fit else 1
+    return tile
 
 
 def check_plan(manifest: dict, soc: Soc | str | None = None, program=None) -> list:
@@ -54,15 +69,18 @@ def check_plan(manifest: dict, soc: Soc | str | None = None, program=None) -> li
             continue
         tcols = k.get("tile", [tile_rows, cols])[1]
         per_row = planned // max(1, tile_rows)  # the plan is linear in the row tile
-        tile, span = _requested_tile(program, k["block"])
+        set_tile, span = _requested_tile(program, k["block"], k.get("vec_tile_at"))
+        tile = k.get("vec_tile") or set_tile  # the tile this kernel ran in (clipped to its extents)
         fit = budget // per_row if per_row else 0
         shape = list(tile) if tile else [tile_rows, tcols]
         what = f"vector tile {shape}" if tile else f"row tile [{tile_rows}, {tcols}]"
-        if fit >= 1:
-            hint = (f"use at most {fit} rows per tile, e.g. pypto.set_vec_tile_shapes({fit}, "
-                    f"{shape[-1] if len(shape) > 1 else cols})")
-        else:
-            hint = f"even one row of {tcols} elements needs {_kib(per_row)}: split the last dimension"
+        rows = math.prod(shape[:-1]) if tile else tile_rows
+        if 1 <= fit < min(rows, tile_rows):  # fewer rows help
+            fewer = _fewer_rows(shape, fit) if tile else [fit, tcols]
+            hint = (f"use at most {fit} rows per tile ({'x'.join(map(str, shape[:-1]))} now), e.g. "
+                    f"pypto.set_vec_tile_shapes({', '.join(map(str, fewer))})")
+        else:  # not rows: a row (or what every tile holds whatever its rows) is over UB
+            hint = f"even {min(rows, tile_rows)} row(s) of {tcols} elements need {_kib(planned)}: split the last dimension"
         live = int(k.get("pypto_live_bytes", 0))
         if live > soc.ub:  # no plan fits it, pypto's neither
             hint += (f" (pypto refuses this tile too: its live tiles need at least {_kib(live)}, "

@@ -115,6 +115,8 @@ class Segment:
     tile_rows: int = 0  # rows of the vector tile in effect (0: none set)
     tile_cols: int = 0
     tile_own: bool = False  # the tile is the emitter's (axes.OwnTile), not the kernel's: pypto's rule does not judge it
+    tile_set: tuple = None  # the N-D vector tile in effect (clipped to the op's extents) and where
+    tile_span: object = None  # the op that set it is (for the UB diagnostic)
     single_core: bool = False  # a reduction over the rows accumulates across all tiles
     span: object = None
 
@@ -774,6 +776,8 @@ class SegmentEmitter(IntegerOps):
         info = {"kernel": s.name, "kind": "vector", "block": s.label.split()[0], "file": f"{s.name}.cpp",
                 "shape": [R, Cc], "tile_rows": tr, "tile": [tr, self.tc], "tiles": nt,
                 **({"tile_requested": [self.requested_rows, self.tc]} if self.requested_rows else {}), "num_blocks": self._num_blocks(),
+                **({"vec_tile": list(s.tile_set), "vec_tile_at": [s.tile_span.line, s.tile_span.col] if s.tile_span else None}
+                   if s.tile_set and not s.tile_own else {}),
                 "ub_bytes": self.ub_bytes, "buffers": 1 if self.single else 2,
                 **({"pypto_live_bytes": self.pypto_live} if self.requested_rows or self.ub_bytes > self.budget else {}),
                 "tiling": [{"index": r.field, "tensor": r.gval.buf.name, "buffer_kind": r.gval.buf.kind,
