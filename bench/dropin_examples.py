@@ -135,6 +135,11 @@ def classify(exc: BaseException) -> tuple:
         diag = explain(exc)
         if diag is not None:  # one rounding step per mismatch: the located PTO113 is the reason
             return "failed", _one_line(render_concise(diag), 400)
+        from pypto_ast import rounding_ties
+
+        ties = rounding_ties.diagnostics(rounding_ties.take())
+        if ties:  # a cast to integers met rounding ties: the located PTO114 is the reason
+            return "failed", _one_line(render_concise(ties[0]), 400)
         return "failed", _one_line(f"AssertionError: {exc}" if str(exc) else "AssertionError" + _where(exc), 240)
     return "crash", _one_line(f"{type(exc).__name__}: {exc}", 240) + _where(exc)
 
@@ -177,7 +182,7 @@ def worker(path: str, backend: str, tests: list, proto) -> int:
         proto.flush()
 
     sys.path.insert(0, str(ROOT))
-    from pypto_ast import dropin
+    from pypto_ast import dropin, rounding_ties
 
     dropin.install(backend)
     directory = os.path.dirname(os.path.abspath(path))
@@ -204,6 +209,7 @@ def worker(path: str, backend: str, tests: list, proto) -> int:
     for test in tests:
         send("start", test=test)
         dropin.clear_notices()
+        rounding_ties.clear()
         _seed_everything(seed)
         func = getattr(module, test, None)
         start = time.perf_counter()

@@ -60,7 +60,8 @@ def _reason(report) -> tuple:
             return "unsupported", _one_line(text)
     if first.startswith("AssertionError") or "AssertionError" in first or "Mismatched elements" in text:
         for title, section in getattr(report, "sections", ()):
-            if title == "pypto-ast" and "[PTO113]" in section:  # one rounding step per mismatch: located
+            if title == "pypto-ast" and ("[PTO113]" in section or "[PTO114]" in section):
+                # one rounding step per mismatch, or a cast that met rounding ties: located
                 return "failed", _one_line(section, 400)
         return "failed", _one_line(text)
     return "crash", _one_line(text)

@@ -312,6 +312,7 @@ def _kernel_class():
             try:
                 with npugraph.unwatched():
                     jit(*args, **kwargs)
+                _locate_ties(self.func)
             except KernelErrors as exc:
                 raise KernelError(self.func.__qualname__, _located(exc), caller_location(), exc.code) from None
             except PipelineError as exc:
@@ -338,6 +339,20 @@ def _kernel_class():
     except (ImportError, AttributeError):
         pass
     return DropinKernel
+
+
+def _locate_ties(func) -> None:
+    """The rounding ties (PTO114) this call's casts saw belong to the kernel's source file."""
+    import inspect
+
+    from . import rounding_ties
+
+    try:
+        path = _display(inspect.getsourcefile(func) or "")
+    except TypeError:
+        path = ""
+    if path:
+        rounding_ties.locate(path)
 
 
 def _located_span(func, exc) -> str:
@@ -946,6 +961,11 @@ def main(argv: Optional[list] = None) -> int:
         diag = explain(exc)
         if diag is not None:
             print(render(diag), file=sys.stderr)
+        from . import rounding_ties
+
+        ties = rounding_ties.render(rounding_ties.take())
+        if ties:
+            print(ties, file=sys.stderr)
         raise
     except DropinError as exc:
         print(f"{type(exc).__module__}.{type(exc).__name__}: {exc}", file=sys.stderr)

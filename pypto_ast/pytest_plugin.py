@@ -22,7 +22,8 @@ version, "precision test", "temporarily disabled") stay.
 
 A test that fails an ``assert_allclose`` / ``assert_close`` only by one bf16 or fp16 rounding step
 per mismatching element gets a PTO113 warning in its report, at the comparison's line
-(``pypto_ast.rounding_steps``).
+(``pypto_ast.rounding_steps``); one whose kernels rounded values lying at a tie between two
+integers (an int8 quantization) gets a PTO114 warning at the cast (``pypto_ast.rounding_ties``).
 """
 
 from __future__ import annotations
@@ -102,13 +103,21 @@ def pytest_configure(config):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
+    from . import rounding_ties
+
+    if call.when == "setup":  # the ties a test's kernels see are that test's
+        rounding_ties.clear()
     if call.when != "call" or call.excinfo is None:
         return
     from .rounding_steps import explain, render
 
     diag = explain(call.excinfo.value)
-    if diag is not None:
-        outcome.get_result().sections.append(("pypto-ast", render(diag)))
+    parts = [render(diag)] if diag is not None else []
+    if isinstance(call.excinfo.value, AssertionError):
+        ties = rounding_ties.render(rounding_ties.take())
+        parts += [ties] if ties else []
+    if parts:
+        outcome.get_result().sections.append(("pypto-ast", "\n".join(parts)))
 
 
 def pytest_report_header(config):

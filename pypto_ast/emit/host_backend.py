@@ -15,6 +15,7 @@ import json
 import threading
 from typing import Optional, Sequence
 
+from .. import rounding_ties
 from ..arguments import aliased_inputs, check_outputs, overlapping
 from . import abi
 from .build import load_library
@@ -127,6 +128,7 @@ def run_host(program, inputs: dict, *, cache_dir=None, line_directives: bool = T
     rc = lib.pypto_run(ptrs, svals, dvals)
     if rc != 0:
         raise _fault(lib, manifest.get("sites", ()))
+    rounding_ties.note_host_launch(lib, rounding_ties.rounding_casts(program))
     for dst, src in copies_back:
         dst.copy_(src)
     traffic = (ctypes.c_uint64 * 4)()
@@ -164,6 +166,8 @@ def launch_layout(program, files: dict, scalars: Optional[dict] = None) -> dict:
         "manifest": {k: manifest[k] for k in abi.MANIFEST_KEYS if k in manifest},
         "params": abi.param_layout(program),
         "scalar_values": values,
+        # where a launch's rounding ties come from (PTO114): (line, col, end line, end col) per cast
+        "rounding_casts": [[sp.line, sp.col, sp.end_line, sp.end_col] for sp in rounding_ties.rounding_casts(program)],
     }
 
 
@@ -255,6 +259,7 @@ class HostLaunch:
         self._lock = threading.Lock()
         self._empty = torch.empty if device is None else functools.partial(torch.empty, device=device)
         self.layout, self.library = layout, None
+        self.rounding_casts = [tuple(sp) for sp in layout.get("rounding_casts", ())]  # PTO114's spans
 
     def _entry(self, lib):
         """``run(ptrs, scalars, dims) -> status``: the library's entry point."""
@@ -317,6 +322,8 @@ class HostLaunch:
             rc = self._run(ptrs, self.scalars, self.dims)
             if rc != 0:
                 raise _fault(self.lib, self.sites)
+            if self.rounding_casts:
+                rounding_ties.note_host_launch(self.lib, self.rounding_casts)
         if copies:
             for dst, src in copies:
                 dst.copy_(src)

@@ -265,6 +265,25 @@ assert_allclose(out.float(), golden.float(), rtol=3e-3, atol=3e-3)   # bf16 valu
 Compare 16-bit outputs at one step of their format (bf16: `rtol=2**-7`; fp16: `rtol=2**-10`), or compare
 an fp32 output before its final rounding.
 """),
+    _code("PTO114", "rounding-tie", "a failed test whose kernel rounded values lying at a tie between two integers", """
+## What it means
+A test run through the drop-in failed one of its own checks, and a cast of its kernel that rounds to an
+integer (`CAST_RINT`, `CAST_ROUND`: an int8 or int32 quantization) met values within 8 fp32 steps of
+`n + 0.5`. The golden computes the same value with its fp32 sums in another order and can land on the other
+side of the tie: one integer apart, and everything computed from that integer (a dequantized matmul over
+the row) differs by far more than the tolerance. Neither result is wrong; the test's inputs sit where the
+order of an fp32 sum decides. The warning is added to the failure (the test still fails) at the line of the
+cast on the interpreter; on the host backend at the first rounding cast of the kernel that met them.
+
+## Example
+```python
+out_int32 = pypto.cast(x_fp32 * scale, pypto.DT_INT32, pypto.CastMode.CAST_RINT)   # 63.500004 -> 64; torch: 63
+```
+
+## Fix
+Compare the integers with a tolerance of one step and what is computed from them with a share of mismatches
+that allows the rows one step moves, or draw the test's inputs away from ties (another seed).
+"""),
     _code("PTO999", "internal-error", "pypto-ast itself failed: a bug to report", """
 ## What it means
 Something in pypto-ast raised an exception it did not expect. The file is not damaged and nothing was

@@ -1033,6 +1033,22 @@ def _narrow_float(x: torch.Tensor, target: torch.dtype, mode: str, saturate: boo
     return y
 
 
+def _note_ties(m: _Machine, src: torch.Tensor, rounded: torch.Tensor) -> None:
+    """Tell ``rounding_ties`` of the values this cast rounded from within ULPS fp32 steps of n + 0.5."""
+    from .. import rounding_ties
+
+    x = src.double()
+    finite = torch.isfinite(x)
+    gap = ((x - torch.floor(x)) - 0.5).abs()  # distance to the tie between two integers
+    ulp = torch.nextafter(src.float().abs(), torch.tensor(float("inf"))).double() - src.float().abs().double()
+    near = finite & (gap <= rounding_ties.ULPS * ulp)
+    count = int(near.sum())
+    if count:
+        first = int(torch.nonzero(near.flatten())[0])
+        rounding_ties.record(rounding_ties.Ties(m.span, count, int(x.numel()), float(x.flatten()[first]),
+                                                float(rounded.flatten()[first])))
+
+
 def _op_cast(m: _Machine, op: Op) -> TVal:
     x = m.value(op.operands[0])
     dst = m.arg(op, 1, "dtype")
@@ -1052,6 +1068,8 @@ def _op_cast(m: _Machine, op: Op) -> TVal:
     src = x.data
     if src.is_floating_point() and dst in INTS:
         r = _round_to_integral(src.double(), mode)
+        if mode in ("CAST_RINT", "CAST_ROUND"):
+            _note_ties(m, src, r)
         r = torch.nan_to_num(r, nan=0.0)
         if saturate:
             info = torch.iinfo(target)

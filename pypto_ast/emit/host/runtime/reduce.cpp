@@ -129,6 +129,7 @@ template <bool isMax> PYPTO_HOST_SIMD uint32_t ExtremeBits(const uint8_t* p, uin
 }
 
 // ---- Cast (§6.3) --------------------------------------------------------------------------
+
 pypto_host::fp::Rnd ToRnd(RoundMode m)
 {
     using R = pypto_host::fp::Rnd;
@@ -253,6 +254,35 @@ void CheckReduce(const char* op, Dt dt, const TensorDesc& dst, const TensorDesc&
     CheckOperand(dst, op, "dst", dstNeed);
     CheckUbAligned(work, op, "work");
 }
+// Values a cast to nearest met within kTieUlps fp32 steps of n + 0.5 (pypto_ast/rounding_ties.py,
+// PTO114): counted over every block's thread, read and reset by pypto_host_rounding_ties.  A
+// diagnostic only: nothing computed depends on it.
+constexpr double kTieUlps = 8;
+std::mutex g_tieLock;
+uint64_t g_ties = 0;
+double g_tieFirst[2] = {0, 0};
+
+template <typename Rounded>
+void NoteTies(Dt sdt, const uint8_t* src, uint32_t size, uint32_t count, Rounded rounded)
+{
+    uint64_t n = 0;
+    uint32_t first = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+        const double x = LoadAsDouble(sdt, src + static_cast<size_t>(i) * size);
+        if (!std::isfinite(x)) continue;
+        const float a = std::fabs(static_cast<float>(x));
+        const double ulp = static_cast<double>(std::nextafter(a, INFINITY)) - static_cast<double>(a);
+        if (std::fabs(x - std::floor(x) - 0.5) <= kTieUlps * ulp && n++ == 0) first = i;
+    }
+    if (n == 0) return;
+    std::lock_guard<std::mutex> hold(g_tieLock);
+    if (g_ties == 0) {
+        g_tieFirst[0] = LoadAsDouble(sdt, src + static_cast<size_t>(first) * size);
+        g_tieFirst[1] = rounded(first);
+    }
+    g_ties += n;
+}
+
 }  // namespace
 
 void VecWholeReduce(int kind, Ty t, const TensorDesc& dst, const TensorDesc& src, int32_t mask, int32_t repeatTime,
@@ -334,11 +364,22 @@ void VecCast(Ty d, Ty s, const TensorDesc& dst, const TensorDesc& src, RoundMode
     if (s.dt == Dt::F16 && d.dt == Dt::F32 && r == pypto_host::fp::Rnd::NearestEven) return CastF16ToF32(Ptr(dst), Ptr(src), count);
     if (s.dt == Dt::F32 && d.dt == Dt::BF16 && r == pypto_host::fp::Rnd::NearestEven) return CastF32ToBf16(Ptr(dst), Ptr(src), count);
     if (s.dt == Dt::BF16 && d.dt == Dt::F32) return CastBf16ToF32(Ptr(dst), Ptr(src), count);  // CAST_NONE only
+    const bool toNearest = mode == RoundMode::CAST_RINT || mode == RoundMode::CAST_ROUND;
+    const bool floatSrc = s.dt == Dt::F32 || s.dt == Dt::F16 || s.dt == Dt::BF16;
     WithType(d.dt, [&](auto tag) {
         using T = decltype(tag);
         for (uint32_t i = 0; i < count; ++i) {
             const double x = LoadAsDouble(s.dt, Ptr(src) + static_cast<size_t>(i) * s.size);
             Store<T>(Ptr(dst) + static_cast<size_t>(i) * sizeof(T), CastValue<T>(x, r, s.dt == Dt::F32));
+        }
+        // to an integer (or an integral float) to nearest: note values at a tie (PTO114)
+        constexpr bool halfOrBf = std::is_same<T, half>::value || std::is_same<T, bfloat16_t>::value;
+        if constexpr (!halfOrBf) {
+            if (toNearest && floatSrc && (!std::is_same<T, float>::value || s.dt == Dt::F32)) {
+                NoteTies(s.dt, Ptr(src), s.size, count, [&](uint32_t i) {
+                    return static_cast<double>(Load<T>(Ptr(dst) + static_cast<size_t>(i) * sizeof(T)));
+                });
+            }
         }
     });
 }
@@ -476,3 +517,14 @@ void VecReduce(int kind, Ty t, const TensorDesc& dst, const TensorDesc& src, con
 
 }  // namespace detail
 }  // namespace AscendC
+
+// The ties noted since the last call (PTO114), and the first one's value and result in first[0..1].
+extern "C" uint64_t pypto_host_rounding_ties(double* first)
+{
+    std::lock_guard<std::mutex> hold(AscendC::detail::g_tieLock);
+    const uint64_t n = AscendC::detail::g_ties;
+    first[0] = AscendC::detail::g_tieFirst[0];
+    first[1] = AscendC::detail::g_tieFirst[1];
+    AscendC::detail::g_ties = 0;
+    return n;
+}
