@@ -600,6 +600,7 @@ void CopyGmToUb(const TensorDesc& dst, const GmDesc& src, uint32_t count)
     const uint64_t bytes = static_cast<uint64_t>(count) * src.elem;
     CheckUbRange(dst, bytes, op, "dst");
     CheckGmRange(src, 0, bytes, op);
+    NoteGmLoad(src, Addr(src), bytes);
     std::memcpy(Ptr(dst), Addr(src), bytes);
     CountIn(bytes);
 }
@@ -641,6 +642,7 @@ void CopyGmToUbStrided(const TensorDesc& dst, const GmDesc& src, const DataCopyP
     if (p.blockCount == 0 || len == 0) return;
     CheckUbRange(dst, (p.blockCount - 1) * us + len, op, "dst");
     CheckGmRange(src, 0, (p.blockCount - 1) * gs + len, op);
+    NoteGmLoad(src, Addr(src), (p.blockCount - 1) * gs + len);
     for (uint32_t i = 0; i < p.blockCount; ++i) std::memcpy(Ptr(dst) + i * us, Addr(src) + i * gs, len);
     CountIn(uint64_t(p.blockCount) * len);
 }
@@ -685,6 +687,7 @@ void PadIn(const TensorDesc& dst, const GmDesc& src, uint32_t blockCount, uint64
     const uint64_t us = row + ubGapBlocks * kBlock, gs = blockLen + gmGapBytes;
     CheckUbRange(dst, (blockCount - 1) * us + row, op, "dst");
     CheckGmRange(src, 0, (blockCount - 1) * gs + blockLen, op);
+    NoteGmLoad(src, Addr(src), (blockCount - 1) * gs + blockLen);
     for (uint32_t i = 0; i < blockCount; ++i) {
         uint8_t* u = Ptr(dst) + i * us;
         const uint8_t* g = Addr(src) + i * gs;

@@ -130,7 +130,8 @@ template <typename T> void ScalarTyped(char code, const TensorDesc& dst, const T
 
 template <typename T, UnOp op> void UnaryFast(const TensorDesc& dst, const TensorDesc& src, int64_t count)
 {
-    FastUnary<T>(Ptr(dst), Ptr(src), count, UnaryF<op>{});
+    if constexpr (std::is_same<T, float>::value && op == UnOp::Exp) return ExpF32(Ptr(dst), Ptr(src), count);
+    else FastUnary<T>(Ptr(dst), Ptr(src), count, UnaryF<op>{});
 }
 template <typename T> void UnaryTyped(UnOp op, const TensorDesc& dst, const TensorDesc& src, int64_t count)
 {
@@ -200,6 +201,7 @@ void VecBinary(BinOp opId, Dt dt, const TensorDesc& dst, const TensorDesc& a, co
     CheckOperand(b, op, "src1", count);
     CheckOverlap(dst, e, a, e, count, op);
     CheckOverlap(dst, e, b, e, count, op);
+    PrefetchAhead(static_cast<uint64_t>(count) * e);
     WithTypeIn<Dt::I16, Dt::I32, Dt::F16, Dt::F32>(dt, [&](auto tag) { BinaryTyped<decltype(tag)>(info.code, dst, a, b, count); });
 }
 
@@ -207,6 +209,7 @@ void VecScalar(ScalarOp opId, Dt dt, const TensorDesc& dst, const TensorDesc& sr
 {
     const BinInfo& info = InfoOf(opId);
     CheckUnary(info.name, dst, src, count, SizeOf(dt), dt, info.dts);
+    PrefetchAhead(static_cast<uint64_t>(count) * SizeOf(dt));
     WithTypeIn<Dt::I16, Dt::I32, Dt::F16, Dt::F32>(dt, [&](auto tag) {
         using T = decltype(tag);
         ScalarTyped<T>(info.code, dst, src, Load<T>(static_cast<const uint8_t*>(scalar)), count);
@@ -232,6 +235,7 @@ void VecUnary(UnOp opId, Dt dt, const TensorDesc& dst, const TensorDesc& src, in
 {
     const UnInfo& info = InfoOf(opId);
     CheckUnary(info.name, dst, src, count, SizeOf(dt), dt, info.dts);
+    PrefetchAhead(static_cast<uint64_t>(count) * SizeOf(dt));
     WithTypeIn<Dt::I32, Dt::F16, Dt::F32>(dt, [&](auto tag) { UnaryTyped<decltype(tag)>(opId, dst, src, count); });
 }
 
@@ -242,6 +246,7 @@ void VecDuplicate(Ty t, const TensorDesc& dst, const void* value, int64_t count)
     CheckDtype(t.dt, op, {Dt::I16, Dt::U16, Dt::F16, Dt::BF16, Dt::I32, Dt::U32, Dt::F32});
     CheckOperand(dst, op, "dst", count);
     if (count <= 0) return;
+    PrefetchAhead(static_cast<uint64_t>(count) * t.size);
     // One element, then doubling copies of what is already filled.
     uint8_t* p = Ptr(dst);
     const size_t total = static_cast<size_t>(count) * t.size;

@@ -43,6 +43,19 @@ struct BlockState {
     TrafficCounters traffic;
     int livePipes = 0;
     int atomicMode = 0;           // 0 none, 1 add, 2 max, 3 min (§7.3)
+    // GM -> UB load streams (one per GM tensor loaded from, the last kStreams ones) and the
+    // bytes to prefetch for each: see NoteGmLoad and PrefetchAhead in runtime/internal.h.
+    struct Stream {
+        const uint8_t* base = nullptr;  // the GM tensor's registered start
+        const uint8_t* last = nullptr;  // start of its last load
+        int64_t delta = 0;              // last - the load before
+        const uint8_t* next = nullptr;  // prefetch cursor: [next, end) still to prefetch
+        const uint8_t* end = nullptr;
+    };
+    static constexpr int kStreams = 4;
+    Stream streams[kStreams];
+    int pending = 0;              // streams with next < end
+    int victim = 0;               // the slot a new stream tries first when none is free
 };
 extern thread_local BlockState t_block;
 // Serialises atomic (SetAtomicAdd/Max/Min) UB->GM stores of concurrently running blocks.
@@ -310,6 +323,70 @@ inline void StoreGmAs(Dt dt, uint8_t* gm, const uint8_t* ub, uint64_t bytes)
 }
 inline void CountIn(uint64_t bytes) { auto& t = pypto_host::detail::t_block.traffic; t.gmToUbBytes += bytes; ++t.gmToUbCalls; }
 inline void CountOut(uint64_t bytes) { auto& t = pypto_host::detail::t_block.traffic; t.ubToGmBytes += bytes; ++t.ubToGmCalls; }
+// Software prefetch of the next GM -> UB load.  A kernel loads its tiles one after another and
+// computes on each with nothing else in flight on its thread, so each load's lines come from
+// DRAM while the thread waits (most of the 9-op chain's copy time on Zen 3).  A load's start is
+// compared with the previous load from the same GM tensor in this block: when two successive
+// loads are the same distance apart (the tile loop's stride), the lines of the next one, that far
+// on and as long, are prefetched into L2 a slice at a time by the vector ops that follow (half
+// the bytes each op touches), so they arrive while the tile is computed.  Only a hint: the loads
+// still copy every byte, the same bytes; nothing is read past the GM tensor's registered end.
+inline void NoteGmLoad(const GmDesc& g, const uint8_t* at, uint64_t span)
+{
+    auto& b = pypto_host::detail::t_block;
+    using S = pypto_host::detail::BlockState;
+    S::Stream* s = nullptr;
+    for (auto& c : b.streams)
+        if (c.base == g.base) { s = &c; break; }
+    if (!s) {  // a new stream takes a free slot, else in turn one with nothing pending, else the next
+        for (auto& c : b.streams)
+            if (!c.base) { s = &c; break; }
+        if (!s) {
+            int pick = b.victim;
+            for (int k = 0; k < S::kStreams; ++k) {
+                const int i = (b.victim + k) % S::kStreams;
+                if (b.streams[i].next >= b.streams[i].end) { pick = i; break; }
+            }
+            b.victim = (pick + 1) % S::kStreams;
+            s = &b.streams[pick];
+            if (s->next < s->end) --b.pending;
+        }
+        *s = S::Stream{};
+        s->base = g.base;
+    }
+    const int64_t delta = s->last ? static_cast<int64_t>(at - s->last) : 0;
+    const bool was = s->next < s->end;
+    s->next = s->end = nullptr;
+    if (delta != 0 && delta == s->delta && span > 0) {
+        const uint8_t* from = at + delta;
+        const uint8_t* to = from + span;
+        if (g.bounded) {
+            const uint8_t* limit = g.base + g.size * g.elem;
+            if (to > limit) to = limit;
+        }
+        if (from >= g.base && from < to) { s->next = from; s->end = to; }
+    }
+    b.pending += static_cast<int>(s->next < s->end) - static_cast<int>(was);
+    s->delta = delta;
+    s->last = at;
+}
+// Issues up to bytes / 2 of the pending prefetches (called by the vector ops with the bytes they touch).
+inline void PrefetchAhead(uint64_t bytes)
+{
+    auto& b = pypto_host::detail::t_block;
+    if (b.pending == 0) return;
+    uint64_t budget = bytes / 2 + 64;
+    for (auto& s : b.streams) {
+        if (s.next >= s.end) continue;
+        const uint64_t left = static_cast<uint64_t>(s.end - s.next);
+        const uint64_t n = left < budget ? left : budget;
+        for (uint64_t o = 0; o < n; o += 64) __builtin_prefetch(s.next + o, 0, 1);
+        s.next += n;
+        budget -= n;
+        if (s.next >= s.end) --b.pending;
+        if (budget == 0) break;
+    }
+}
 inline uint64_t GmAlign() { return pypto_host::detail::g_state.strictGmAlign ? kBlock : 0; }
 inline void CheckBlockCount(const char* op, uint32_t blockCount)
 {

@@ -359,6 +359,7 @@ void VecCast(Ty d, Ty s, const TensorDesc& dst, const TensorDesc& src, RoundMode
     CheckOperand(dst, op, "dst", count);
     CheckOperand(src, op, "src", count);
     CheckOverlap(dst, d.size, src, s.size, count, op);
+    PrefetchAhead(static_cast<uint64_t>(count) * (d.size + s.size) / 2);
     const auto r = ToRnd(mode);
     if (s.dt == Dt::F32 && d.dt == Dt::F16 && r == pypto_host::fp::Rnd::NearestEven) return CastF32ToF16(Ptr(dst), Ptr(src), count);
     if (s.dt == Dt::F16 && d.dt == Dt::F32 && r == pypto_host::fp::Rnd::NearestEven) return CastF16ToF32(Ptr(dst), Ptr(src), count);
@@ -448,6 +449,7 @@ void VecReduce(int kind, Ty t, const TensorDesc& dst, const TensorDesc& src, con
 {
     if (kind == 0) {
         CheckReduce("ReduceSum", t.dt, dst, src, work, count, 1);
+        PrefetchAhead(static_cast<uint64_t>(count) * t.size);
         WithTypeIn<Dt::F16, Dt::F32>(t.dt, [&](auto tag) {
             using T = decltype(tag);
             const uint32_t perRep = kRepeat / sizeof(T);
@@ -475,6 +477,7 @@ void VecReduce(int kind, Ty t, const TensorDesc& dst, const TensorDesc& src, con
     const bool isMax = kind == 1;
     const char* op = isMax ? "ReduceMax" : "ReduceMin";
     CheckReduce(op, t.dt, dst, src, work, count, calIndex ? 2 : 1);
+    PrefetchAhead(static_cast<uint64_t>(count) * t.size);
     // §6.5: the first round stores (value, index) pairs: 2 * repeats elements rounded to a block.
     const uint32_t perRep = kRepeat / t.size, perBlk = kBlock / t.size;
     const uint32_t reps = (static_cast<uint32_t>(count) + perRep - 1) / perRep;
