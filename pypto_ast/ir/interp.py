@@ -1041,7 +1041,8 @@ def _note_ties(m: _Machine, src: torch.Tensor, rounded: torch.Tensor) -> None:
     finite = torch.isfinite(x)
     gap = ((x - torch.floor(x)) - 0.5).abs()  # distance to the tie between two integers
     ulp = torch.nextafter(src.float().abs(), torch.tensor(float("inf"))).double() - src.float().abs().double()
-    near = finite & (gap <= rounding_ties.ULPS * ulp)
+    # a tie is only near where the window is well inside the half-unit: |x| < 2^18 in fp32
+    near = finite & (gap <= rounding_ties.ULPS * ulp) & (rounding_ties.ULPS * ulp < 0.25)
     count = int(near.sum())
     if count:
         first = int(torch.nonzero(near.flatten())[0])

@@ -41,11 +41,13 @@ import torch
 from quant_impl import quant_kernel
 
 
-def draw(near_tie):
+def draw(mode):
     torch.manual_seed(7)
     x = torch.empty(8, 64).uniform_(-20, 20)
     x = (x * 4).round() / 4 + 0.0625          # far from every tie of x * 4
-    if near_tie:
+    if mode == "large":
+        x[1] = torch.arange(64) * 4097.0 + 2.0 ** 20   # x * 4 past 2^22: no tie on the fp32 grid there
+    if mode == "near":
         # 2.625 * 4 = 10.5 exactly, then one fp32 step above: x * 4 rounds to 11 here
         x[3, 17] = torch.nextafter(torch.tensor(2.625), torch.tensor(3.0))
         x[5, 2] = -x[3, 17]
@@ -57,18 +59,20 @@ def golden(x):
     return torch.round(x.double() * 4 - 1e-6 * torch.sign(x.double())).to(torch.int32)
 
 
-def test_quant(near_tie=NEAR):
-    x = draw(near_tie)
+def test_quant(mode=MODE):
+    x = draw(mode)
     out = torch.zeros(8, 64, dtype=torch.int32)
     quant_kernel(x, out)
     ref = golden(x)
+    if mode == "large":
+        ref[0, 0] += 1  # a failure with no tie behind it
     assert torch.equal(out, ref), f"{int((out != ref).sum())} mismatches"
 """
 
 
-def _run(tmp_path: Path, backend: str, near_tie: bool):
+def _run(tmp_path: Path, backend: str, mode: str):
     write(tmp_path / "quant_impl.py", QUANT_IMPL)
-    (tmp_path / "test_quant.py").write_text(QUANT_TEST.replace("NEAR", str(near_tie)), encoding="utf-8")
+    (tmp_path / "test_quant.py").write_text(QUANT_TEST.replace("MODE", repr(mode)), encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("PYPTO_AST_BACKEND", None)
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "pypto_ast.pytest_plugin", "-p",
@@ -78,7 +82,7 @@ def _run(tmp_path: Path, backend: str, near_tie: bool):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_failure_after_ties_is_explained_at_the_cast(tmp_path, backend):
-    run = _run(tmp_path, backend, near_tie=True)
+    run = _run(tmp_path, backend, "near")
     assert run.returncode == 1, run.stdout + run.stderr
     line = line_of(tmp_path / "quant_impl.py", "pypto.cast(")
     assert "warning[PTO114]" in run.stdout, run.stdout
@@ -91,9 +95,17 @@ def test_a_failure_after_ties_is_explained_at_the_cast(tmp_path, backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_no_tie_no_warning(tmp_path, backend):
-    run = _run(tmp_path, backend, near_tie=False)
+    run = _run(tmp_path, backend, "far")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "PTO114" not in run.stdout
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_large_values_are_no_ties(tmp_path, backend):
+    # past 2^18 eight fp32 steps reach the half-unit: every integer there would look like a tie
+    run = _run(tmp_path, backend, "large")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "1 mismatches" in run.stdout and "PTO114" not in run.stdout, run.stdout
 
 
 def test_records_merge_per_cast_and_take_forgets():

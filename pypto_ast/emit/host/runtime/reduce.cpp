@@ -272,7 +272,8 @@ void NoteTies(Dt sdt, const uint8_t* src, uint32_t size, uint32_t count, Rounded
         if (!std::isfinite(x)) continue;
         const float a = std::fabs(static_cast<float>(x));
         const double ulp = static_cast<double>(std::nextafter(a, INFINITY)) - static_cast<double>(a);
-        if (std::fabs(x - std::floor(x) - 0.5) <= kTieUlps * ulp && n++ == 0) first = i;
+        // near only where the window is well inside the half-unit (|x| < 2^18), as the interpreter
+        if (kTieUlps * ulp < 0.25 && std::fabs(x - std::floor(x) - 0.5) <= kTieUlps * ulp && n++ == 0) first = i;
     }
     if (n == 0) return;
     std::lock_guard<std::mutex> hold(g_tieLock);
