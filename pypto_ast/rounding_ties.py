@@ -17,14 +17,14 @@ fails (docs/design.md, "Rounding ties").  No torch or numpy here.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 from .diagnostics import Diagnostic, Pos, Severity, Span
 
 CODE = "PTO114"
 # How close to n + 0.5, in steps of fp32 at the value: the spread of fp32 sums of a few thousand
-# terms in two orders after a normalisation (measured on the official models: 2 to 5 steps).
+# terms in two orders after a normalisation (measured on the official models: 1 to 6 steps).
 ULPS = 8
 
 
@@ -33,13 +33,12 @@ class Ties:
     """``count`` values of ``total`` rounded by the cast at ``span`` lay within ``ULPS`` fp32 steps of
     a tie; the first was ``value``, rounded to ``rounded``."""
 
-    span: Optional[object]  # an ir.Span (path, line, col, end line, end col) or None
+    span: Optional[object]  # an ir.Span or its (line, col, end line, end col); None: not known
     count: int
     total: int
     value: float
     rounded: float
     backend: str = "interp"
-    casts: list = field(default_factory=list)  # host: the spans of the launch's rounding casts
     path: Optional[str] = None  # the kernel's source file, set by ``locate`` after the call
 
 
@@ -96,15 +95,14 @@ def message(t: Ties) -> str:
 
 
 def diagnostics(records: list) -> list:
-    """One PTO114 warning per record, at the cast's span (the kernel's first rounding cast on host)."""
+    """One PTO114 warning per located record, at the cast's span (the kernel's first rounding cast on host)."""
     from .frontend.errors import CODES
 
     out = []
     for t in records:
-        span = t.span if t.span is not None else (t.casts[0] if t.casts else None)
-        if span is None or t.path is None:
+        if t.span is None or t.path is None:
             continue
-        out.append(Diagnostic(CODE, CODES[CODE].name, message(t), _as_span(t.path, span), Severity.WARNING,
+        out.append(Diagnostic(CODE, CODES[CODE].name, message(t), _as_span(t.path, t.span), Severity.WARNING,
                               help="compare the integers with a tolerance of one step, or the values computed from "
                                    "them at the share of rows one step moves; or draw inputs away from ties"))
     return out
@@ -160,4 +158,4 @@ def note_host_launch(lib, casts: list) -> None:
     read.restype = ctypes.c_uint64
     count = int(read(first))
     if count and casts:
-        record(Ties(casts[0], count, 0, float(first[0]), float(first[1]), "host", list(casts)))
+        record(Ties(casts[0], count, 0, float(first[0]), float(first[1]), "host"))
