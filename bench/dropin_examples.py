@@ -11,7 +11,9 @@ copies its code and no test reads it).  Every ``test_*`` function defined at mod
 * one fresh subprocess per file (``python bench/dropin_examples.py --worker ...``) calls
   ``pypto_ast.dropin.install(backend)``, imports the example from its path (``sys.argv`` is the
   file alone, so an example reading ``--run_mode`` from argv at import sees its default, ``npu``;
-  the working directory and ``sys.path[0]`` are the example's directory), then calls each test
+  ``sys.path[0]`` is the example's directory, the working directory a fresh temporary one per file,
+  removed afterwards, so what a test writes there -- ``RunMode.SIM``'s ``output/`` -- never lands
+  in the checkout), then calls each test
   function in turn, with at most ``--timeout`` seconds per test (a test that takes longer, or
   kills the process, is a crash; the file's remaining tests go on in a new subprocess);
 * the device argument.  The examples take it in two forms and guard their torch comparison by
@@ -44,8 +46,8 @@ Each test is classified:
 * ``unsupported``  ``pypto_ast.dropin.Unsupported`` / ``KernelError`` (an API the drop-in does not
                    provide, a kernel pypto-ast cannot lower or run: the located diagnostic),
                    or an ``AssertionError`` after the drop-in noted a request it does not serve
-                   (``pypto_ast.dropin.notices()``: pypto's cost model in ``RunMode.SIM``), that
-                   notice first;
+                   (``pypto_ast.dropin.notices()``: a ``RunMode.SIM`` kernel its cost model could
+                   not estimate), that notice first;
 * ``crash``        any other exception, a timeout or a dead process.
 
 A table (file, test, outcome, one-line reason) and the totals per backend are printed; goals
@@ -185,8 +187,8 @@ def worker(path: str, backend: str, tests: list, proto) -> int:
     from pypto_ast import dropin, rounding_ties
 
     dropin.install(backend)
-    directory = os.path.dirname(os.path.abspath(path))
-    os.chdir(directory)
+    path = os.path.abspath(path)
+    directory = os.path.dirname(path)
     sys.path.insert(0, directory)
     sys.argv = [path]
     name = "dropin_example_" + Path(path).stem
@@ -248,15 +250,28 @@ def _reader(stream, out: queue.Queue):
 def run_file(path: Path, tests: list, backend: str, timeout: float, verbose: bool, seed: int = 0) -> list:
     """Every test of one file: results in order; a dead or stuck worker is a crash for its test
     and a new worker takes the rest."""
+    import shutil
+    import tempfile
+
     results = []
     todo = list(tests)
+    work = tempfile.mkdtemp(prefix="dropin-example-")  # the workers' working directory
+    try:
+        _run_workers(path, tests, todo, results, backend, timeout, verbose, seed, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    order = {t: i for i, t in enumerate(tests)}
+    return sorted(results, key=lambda r: order.get(r["test"], 0))
+
+
+def _run_workers(path, tests, todo, results, backend, timeout, verbose, seed, work) -> None:
     while todo:
         env = dict(os.environ, DROPIN_BENCH_TIMEOUT=str(int(timeout)), DROPIN_BENCH_SEED=str(seed),
                    PYTHONUNBUFFERED="1")
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(path), "--backend", backend,
-               "--tests", ",".join(todo)]
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(Path(path).resolve()),
+               "--backend", backend, "--tests", ",".join(todo)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=None if verbose else subprocess.DEVNULL,
-                                stdin=subprocess.DEVNULL, text=True, env=env)
+                                stdin=subprocess.DEVNULL, text=True, env=env, cwd=work)
         lines: queue.Queue = queue.Queue()
         threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
         current, started = None, time.monotonic()
@@ -288,8 +303,6 @@ def run_file(path: Path, tests: list, backend: str, timeout: float, verbose: boo
                 deadline = time.monotonic() + timeout + 30
         if proc.poll() is None:
             proc.wait()
-    order = {t: i for i, t in enumerate(tests)}
-    return sorted(results, key=lambda r: order.get(r["test"], 0))
 
 
 def main(argv=None) -> int:

@@ -3,6 +3,7 @@
     pypto-transpile FILE --list                                   # every kernel: location, kind, name
     pypto-transpile FILE --emit ir|python|dot [-o OUT] [--kernel NAME] [--shape NAME=64x128[:fp16]]...
     pypto-transpile FILE --emit ascendc -o DIR [--soc SOC]        # kernels, control.cpp, manifest.json
+    pypto-transpile FILE --emit cost|swimlane [--soc SOC]         # the static cost model's estimate
     pypto-transpile FILE --build --backend host|npu [-o DIR] [--soc SOC]   # compile them; prints the library
     pypto-transpile FILE --run [--backend interp|host] [--soc SOC] [--kernel NAME]
     pypto-transpile doctor [--backend interp|host|npu] [--json]  # what a backend needs here, with fixes
@@ -29,7 +30,7 @@ from pypto_ast.render import render
 
 BACKENDS = ("interp", "host", "npu")
 
-EMITTERS = ("ir", "python", "dot", "ascendc")
+EMITTERS = ("ir", "python", "dot", "ascendc", "cost", "swimlane")
 
 
 def _display(path: Optional[str]) -> Optional[str]:
@@ -153,7 +154,8 @@ class _TranspileCommand(click.Command):
 @click.version_option(__version__, prog_name="pypto-transpile")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--emit", "emit", type=click.Choice(EMITTERS),
-              help="print a stage: the IR, explicit PyPTO, graphviz; ascendc writes the Ascend C files into -o DIR")
+              help="print a stage: the IR, explicit PyPTO, graphviz; ascendc writes the Ascend C files into -o DIR; "
+                   "cost / swimlane: the static cost model's cycle report / Chrome trace (an estimate)")
 @click.option("-o", "--output", type=click.Path(),
               help="write the emitted text here instead of stdout (a directory for --emit ascendc / --build)")
 @click.option("--run", "do_run", is_flag=True, help="run example_inputs() through a backend and compare with reference()")
@@ -204,7 +206,7 @@ def main(file, emit, output, do_run, do_build, backend, soc, do_list, kernel_nam
             for path in pipeline.write_files(files, output):
                 click.echo(f"wrote {_display(path)}")
             return
-        text = pipeline.emit(program, emit, spans=not no_spans, source_path=file)
+        text = pipeline.emit(program, emit, spans=not no_spans, source_path=file, soc=soc, shapes=shapes)
     except pipeline.KernelErrors as exc:
         path = exc.path or file
         _report([_diagnostic(path, m, s, exc.code) for m, s in exc.findings], _source(path))

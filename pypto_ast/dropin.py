@@ -255,16 +255,69 @@ def clear_notices() -> None:
     _state.notices.clear()
 
 
-def _note_sim(kernel_name: str, options: dict) -> None:
-    """pypto's ``RunMode.SIM`` computes no values: it runs its cost model and writes
-    ``output/<kernel>_<stamp>_<pid>/CostModelSimulationOutput/`` (cycle report, swimlanes).  The
-    drop-in computes the values and writes none of that: say so, located at the call."""
+def _is_sim(options: dict) -> bool:
     mode = (options.get("runtime_options") or {}).get("run_mode")
-    if mode is None or int(mode) != RunMode.SIM:
+    return mode is not None and int(mode) == RunMode.SIM
+
+
+def _sim_output(kernel_name: str, jit, args: tuple, kwargs: dict) -> None:
+    """pypto's ``RunMode.SIM`` runs its cost model and writes
+    ``output/output_<date>_<time>_<usec>_<pid>/CostModelSimulationOutput/`` in the working
+    directory.  The drop-in computes the values (as it does in every mode) and writes that
+    directory too, from pypto-ast's own static cost model (``pypto_ast.ir.costmodel``, design
+    §33): ``merged_swimlane.json`` (Chrome trace events, one thread per core) and
+    ``_simulate.stat.report.txt`` (the cycle report), with pypto-ast's estimate in them.  When the
+    program cannot be estimated (a loop bound read from data it cannot see) a ``DropinWarning``
+    says so, and the bench counts a test that then fails as unsupported."""
+    from .ir import costmodel
+
+    try:
+        program = jit.program_of(*args, **kwargs)
+        values = dict(zip(jit._names, jit._bind(args, kwargs)))
+        shapes, scalars = {}, {}
+        for name, v in values.items():
+            if hasattr(v, "shape") and hasattr(v, "dtype"):
+                shapes[name] = tuple(v.shape)
+            elif isinstance(v, (bool, int, float)):
+                scalars[name] = v
+
+        def read(tensor: str, index: tuple) -> int:
+            return int(values[tensor][index])
+
+        est = costmodel.estimate(program, shapes, scalars, read, soc=jit.options.get("soc"))
+    except Exception as exc:  # noqa: BLE001 - the values are computed; only the estimate is missing
+        _notice(Unsupported("pypto's cost model (RunMode.SIM: output/*/CostModelSimulationOutput/)",
+                            caller_location(), f"pypto-ast's cost model could not estimate kernel {kernel_name}: "
+                            f"{type(exc).__name__}: {exc}; its values are computed, no cost-model output is written"))
         return
-    notice = Unsupported("pypto's cost model (RunMode.SIM: output/*/CostModelSimulationOutput/, its cycle report "
-                         "and swimlane JSON)", caller_location(),
-                         f"kernel {kernel_name} computes its values instead and no cost-model output is written")
+    folder = write_sim_output(est)
+    import logging
+
+    logging.getLogger("pypto_ast.dropin").info("%s: pypto-ast's static cost-model estimate (%d cycles) in %s",
+                                               kernel_name, int(est.total_cycles), folder)
+
+
+def write_sim_output(est, root: str = ".") -> str:
+    """Write the estimate where pypto 0.2.0 writes its simulator's output (one directory per call,
+    named by the time and the process id, as pypto names it, then the kernel); returns it."""
+    import datetime
+    import json
+
+    now = datetime.datetime.now()
+    name = f"output_{now:%Y%m%d_%H%M%S}_{now.microsecond:06d}_{os.getpid()}_{est.kernel}"
+    folder = os.path.join(root, "output", name, "CostModelSimulationOutput")
+    os.makedirs(folder, exist_ok=True)
+    from .ir import costmodel
+
+    with open(os.path.join(folder, "merged_swimlane.json"), "w", encoding="utf-8") as handle:
+        json.dump(costmodel.trace(est), handle)
+    with open(os.path.join(folder, "_simulate.stat.report.txt"), "w", encoding="utf-8") as handle:
+        handle.write(costmodel.report(est))
+    return os.path.dirname(folder)
+
+
+def _notice(notice) -> None:
+    """Note ``notice`` once (``notices()``) and warn it at the caller's line (``DropinWarning``)."""
     if all(str(n) != str(notice) for n in _state.notices):
         _state.notices.append(notice)
         import warnings
@@ -307,12 +360,13 @@ def _kernel_class():
             from . import npugraph
 
             jit = self._jit(_state.backend)
-            _note_sim(self.func.__qualname__, self.options)
             npugraph.record(self, args, kwargs)  # replayed by torch.npu.NPUGraph.replay()
             try:
                 with npugraph.unwatched():
                     jit(*args, **kwargs)
                 _locate_ties(self.func)
+                if _is_sim(self.options):
+                    _sim_output(self.func.__qualname__, jit, args, kwargs)
             except KernelErrors as exc:
                 raise KernelError(self.func.__qualname__, _located(exc), caller_location(), exc.code) from None
             except PipelineError as exc:

@@ -179,6 +179,21 @@ class JitKernel(Kernel):
         except spec.faults as exc:
             raise self._fault(spec, exc) from None
 
+    def program_of(self, *args, **kwargs):
+        """The lowered Program a call with these arguments runs (after that call: its
+        specialisation's; lowered again when the specialisation came from the disk index, which
+        keeps no IR).  The cost model (``RunMode.SIM`` under the drop-in) reads it."""
+        values = self._bind(args, kwargs) if kwargs or len(args) != self._arity else args
+        spec = self._fast.get(self._prekey(values, self._backend or knobs.backend, self._stamp))
+        if spec is not None and spec.program is not None:
+            return spec.program
+        from . import pipeline
+
+        scope, kdef = pipeline.locate_kernel(self)
+        given = pipeline.given_from_inputs(dict(zip(self._names, values)))
+        given.closure = pipeline.live_closure(scope, kdef, self.func)
+        return pipeline.lower_kernel(scope, kdef, given, use_call_sites=False)
+
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
         """The call's values in parameter order; a wrong count is a TypeError naming the kernel."""
         if not kwargs and self._simple:

@@ -354,8 +354,10 @@ def call_kernel(kernel, args: tuple, kwargs: dict, backend: str = "interp") -> A
 
 
 def emit(program, what: str, *, spans: bool = True, source_path: Optional[str] = None,
-         soc: Optional[str] = None, npu: bool = False):
-    """Text of a stage: ``ir`` (the printer), ``python`` (explicit PyPTO), ``dot`` (graphviz);
+         soc: Optional[str] = None, npu: bool = False, shapes: Optional[dict] = None):
+    """Text of a stage: ``ir`` (the printer), ``python`` (explicit PyPTO), ``dot`` (graphviz),
+    ``cost`` / ``swimlane`` (the static cost model's cycle report / Chrome trace for the extents
+    in ``shapes``, ``--shape``'s dict, design §33);
     ``ascendc`` returns ``{file name: text}`` (kernels, control.cpp, manifest.json) after
     checking every block's UB plan against ``soc`` (default ascend910b)."""
     if what == "ir":
@@ -373,6 +375,22 @@ def emit(program, what: str, *, spans: bool = True, source_path: Optional[str] =
         from .ir.dot import program_to_dot
 
         return program_to_dot(program)
+    if what in ("cost", "swimlane"):
+        from .ir import costmodel
+
+        dims, scalars = {}, {}  # ``--shape``: a dynamic dim stays symbolic in the IR; its extent is here
+        for name, value in (shapes or {}).items():
+            if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], tuple):
+                dims[name] = value[0]
+            else:
+                scalars[name] = value
+        try:
+            est = costmodel.estimate(program, dims, scalars, soc=soc)
+        except costmodel.CostError as exc:
+            raise PipelineError(f"cost model: {exc.args[0]} (give it with --shape)", source_path) from None
+        except KeyError as exc:
+            raise PipelineError(f"cost model: {exc.args[0]}", source_path) from None
+        return costmodel.report(est) if what == "cost" else costmodel.trace_text(est) + "\n"
     if what == "ascendc":
         import json
 

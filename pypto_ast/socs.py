@@ -1,5 +1,6 @@
 """On-chip memory sizes per SoC (ascendc.md §1.2; pypto-dsl.md §10.4): one table, read by the
-emitter's UB budget check (emit/soc.py) and by the linter's buffer rule (PTO024)."""
+emitter's UB budget check (emit/soc.py), the linter's buffer rule (PTO024) and the cost model
+(ir/costmodel.py: core counts, clock)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,13 @@ class Soc:
     l0c: int
     ub_reserved: int  # framework reserve (256 B) + API scratch at the top of UB (8 KiB)
     vector_cores: int
+    clock_mhz: int = 1800  # AI Core clock: the cycles-per-microsecond of pypto 0.2.0's simulator output
+    # (design §33); it turns the cost model's cycles into microseconds
+
+    @property
+    def cube_cores(self) -> int:
+        """AIC count: one per AI Core, which holds 2 AIV (ascendc.md §1.1)."""
+        return self.vector_cores // 2
 
     @property
     def ub_budget(self) -> int:

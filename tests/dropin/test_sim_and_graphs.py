@@ -1,9 +1,11 @@
 """Two device-side features of the official stack under the drop-in:
 
-* ``RunMode.SIM`` is pypto's cost model (it computes no values, it writes
-  ``output/*/CostModelSimulationOutput/``): the drop-in computes the values, writes no cost-model
-  output, and says so once per call site (``DropinWarning``, ``dropin.notices()``); the bench
-  reports a test that then fails as unsupported, that notice first.
+* ``RunMode.SIM`` is pypto's cost model: pypto writes
+  ``output/output_<date>_<time>_<usec>_<pid>_.../CostModelSimulationOutput/merged_swimlane.json``
+  (Chrome trace events) and a cycle report in the working directory.  The drop-in computes the
+  values and writes that directory from pypto-ast's own static cost model (design §33); only when
+  the model cannot estimate a kernel is there a ``DropinWarning`` / ``dropin.notices()``, and the
+  bench reports a test that then fails as unsupported.
 * ``torch.npu.NPUGraph`` / ``torch.npu.graph``: capture records the pypto kernel calls, replay
   runs them again on the same tensors; a capture that issued other torch compute refuses to
   replay, naming the op.
@@ -12,6 +14,8 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -68,7 +72,82 @@ def kernels(tmp_path, request):
 
 
 # -- RunMode.SIM -------------------------------------------------------------------------------
-def test_sim_computes_the_values_and_says_the_cost_model_is_not_there(kernels):
+def _sim_dirs(root: Path) -> list:
+    out = root / "output"
+    return sorted(out.iterdir()) if out.is_dir() else []
+
+
+def _swimlane(folder: Path) -> dict:
+    return json.loads((folder / "CostModelSimulationOutput" / "merged_swimlane.json").read_text())
+
+
+@pytest.mark.parametrize("kernels", BACKENDS, indirect=True)
+def test_sim_computes_the_values_and_writes_the_cost_model_output_where_pypto_does(kernels, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    x = torch.rand(16, 64)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = kernels.run_sim(x)
+    torch.testing.assert_close(out, x * 3.0)
+    assert dropin.notices() == [] and not [w for w in caught if w.category is dropin.DropinWarning]
+    [folder] = _sim_dirs(tmp_path)
+    # what the official example looks for: a directory naming the process id, holding the JSON
+    assert folder.name.startswith("output_") and f"_{os.getpid()}_" in folder.name
+    assert folder.name.endswith("_sim_scale")
+    data = _swimlane(folder)
+    events = data["traceEvents"]
+    threads = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    spans = [e for e in events if e["ph"] == "X"]
+    assert spans and all(e["tid"] in threads for e in spans)
+    assert set(threads.values()) == {"AIV_0", "AIV_1"}  # 16 rows in 8-row tiles: two vector tasks
+    for e in spans:
+        assert e["pid"] == 1 and e["dur"] > 0 and e["ts"] >= 0 and isinstance(e["name"], str)
+    tasks = [e for e in spans if e["cat"] == "task"]
+    assert len(tasks) == 2 and {e["args"]["block"] for e in tasks} == {"b0"}
+    phases = [e for e in spans if e["cat"] != "task"]
+    assert {e["name"] for e in phases} == {"copy-in", "vector", "copy-out"}
+    for task in tasks:  # its phases lie inside it, on its core, one after another
+        inside = sorted((e for e in phases if e["tid"] == task["tid"]), key=lambda e: e["ts"])
+        assert [e["name"] for e in inside] == ["copy-in", "vector", "copy-out"]
+        assert task["ts"] <= inside[0]["ts"] and inside[-1]["ts"] + inside[-1]["dur"] <= task["ts"] + task["dur"] + 1e-9
+        assert task["args"]["bytes_in"] == 8 * 64 * 4 and task["args"]["bytes_out"] == 8 * 64 * 4
+    summary = data["otherData"]
+    assert summary["kernel"] == "sim_scale" and summary["tasks"] == {"AIC": 0, "AIV": 2}
+    end = max(e["ts"] + e["dur"] for e in spans)
+    assert summary["total_cycles"] == pytest.approx(end * summary["clock_mhz"], abs=1)
+    report = (folder / "CostModelSimulationOutput" / "_simulate.stat.report.txt").read_text()
+    [total] = [line for line in report.splitlines() if line.startswith("Total Cycles")]
+    assert int(total.split(":")[1]) == summary["total_cycles"]
+    assert "estimate" in report.splitlines()[0]
+
+
+def test_each_sim_call_writes_its_own_directory_and_more_rows_cost_more(kernels, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    kernels.run_sim(torch.rand(16, 64))
+    kernels.run_sim(torch.rand(16 * 64, 64))
+    small, large = (_swimlane(d)["otherData"] for d in _sim_dirs(tmp_path))
+    assert small["tasks"]["AIV"] == 2 and large["tasks"]["AIV"] == 128
+    assert large["total_cycles"] > small["total_cycles"]
+    assert large["bytes"]["in"] == 64 * small["bytes"]["in"]
+
+
+def test_npu_mode_writes_nothing(kernels, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    x = torch.rand(8, 64) + 0.5
+    out = torch.empty_like(x)
+    kernels.row_norm(x, out)
+    torch.testing.assert_close(out, x / x.sum(-1, keepdim=True))
+    assert dropin.notices() == [] and _sim_dirs(tmp_path) == []
+
+
+def test_a_kernel_the_cost_model_cannot_estimate_is_noted_and_still_computes(kernels, tmp_path, monkeypatch):
+    from pypto_ast.ir import costmodel
+
+    def refuse(*args, **kwargs):
+        raise costmodel.CostError("loop i: its bounds need a value read from @lens")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(costmodel, "estimate", refuse)
     x = torch.rand(16, 64)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -76,28 +155,35 @@ def test_sim_computes_the_values_and_says_the_cost_model_is_not_there(kernels):
     torch.testing.assert_close(out, x * 3.0)
     [notice] = dropin.notices()
     line = line_of(kernels.PATH, "sim_scale(x, out)")
-    assert isinstance(notice, dropin.Unsupported)
-    assert str(notice).startswith("pypto's cost model (RunMode.SIM: output/*/CostModelSimulationOutput/")
-    assert f"graph_kernels.py:{line})" in str(notice) and "kernel sim_scale computes its values" in str(notice)
+    assert str(notice).startswith("pypto's cost model (RunMode.SIM: output/*/CostModelSimulationOutput/)")
+    assert f"graph_kernels.py:{line})" in str(notice) and "a value read from @lens" in str(notice)
     assert [w.category for w in caught] == [dropin.DropinWarning] and caught[0].lineno == line
+    assert _sim_dirs(tmp_path) == []
     kernels.run_sim(x)  # the same call site again: noted once
     assert len(dropin.notices()) == 1
 
 
-def test_npu_mode_notes_nothing(kernels):
-    x = torch.rand(8, 64) + 0.5
-    out = torch.empty_like(x)
-    kernels.row_norm(x, out)
-    torch.testing.assert_close(out, x / x.sum(-1, keepdim=True))
-    assert dropin.notices() == []
-
-
-def test_bench_reports_a_failure_after_a_notice_as_unsupported(kernels):
+def _bench():
     spec = importlib.util.spec_from_file_location("dropin_examples_bench", ROOT / "bench" / "dropin_examples.py")
     bench = importlib.util.module_from_spec(spec)
     sys.modules["dropin_examples_bench"] = bench
     spec.loader.exec_module(bench)
+    return bench
+
+
+def test_bench_counts_a_sim_test_by_its_own_checks(kernels, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    bench = _bench()
+    kernels.run_sim(torch.rand(8, 64))  # estimated: nothing is noted, an assertion is the test's own
     assert bench.classify(AssertionError("x"))[0] == "failed"
+
+
+def test_bench_reports_a_failure_after_a_notice_as_unsupported(kernels, tmp_path, monkeypatch):
+    from pypto_ast.ir import costmodel
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(costmodel, "estimate", lambda *a, **k: (_ for _ in ()).throw(costmodel.CostError("no")))
+    bench = _bench()
     kernels.run_sim(torch.rand(8, 64))
     outcome, reason = bench.classify(AssertionError())
     assert outcome == "unsupported" and reason.startswith("Unsupported: pypto's cost model") and "then AssertionError" in reason
