@@ -47,6 +47,13 @@ KERNELS = """
         out[:] = x / pypto.sum(x, -1, keepdim=True)
 
 
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+    def sim_matmul(a: pypto.Tensor([], pypto.DT_FP16), b: pypto.Tensor([], pypto.DT_FP16),
+                   c: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([64, 64], [64, 64], [64, 64])
+        c[:] = pypto.matmul(a, b, pypto.DT_FP32)
+
+
     def run_sim(x):
         out = torch.empty_like(x)
         sim_scale(x, out)  # the SIM call
@@ -131,6 +138,22 @@ def test_each_sim_call_writes_its_own_directory_and_more_rows_cost_more(kernels,
     assert large["bytes"]["in"] == 64 * small["bytes"]["in"]
 
 
+def test_a_sim_matmul_puts_its_tasks_on_cube_cores(kernels, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    a, b = torch.rand(128, 256, dtype=torch.float16), torch.rand(256, 192, dtype=torch.float16)
+    c = torch.empty(128, 192)
+    kernels.sim_matmul(a, b, c)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-2)
+    [folder] = _sim_dirs(tmp_path)
+    data = _swimlane(folder)
+    threads = {e["tid"]: e["args"]["name"] for e in data["traceEvents"] if e["name"] == "thread_name"}
+    tasks = [e for e in data["traceEvents"] if e["ph"] == "X" and e["cat"] == "task"]
+    assert len(tasks) == 2 * 3 and {threads[e["tid"]][:4] for e in tasks} == {"AIC_"}  # [128, 192] in [64, 64]
+    assert {e["name"] for e in data["traceEvents"] if e["ph"] == "X" and e["cat"] != "task"} == {"copy-in", "cube",
+                                                                                                "copy-out"}
+    assert data["otherData"]["tasks"] == {"AIC": 6, "AIV": 0} and data["otherData"]["busy_cycles"]["CUBE"] > 0
+
+
 def test_npu_mode_writes_nothing(kernels, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     x = torch.rand(8, 64) + 0.5
@@ -184,7 +207,8 @@ def test_bench_reports_a_failure_after_a_notice_as_unsupported(kernels, tmp_path
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(costmodel, "estimate", lambda *a, **k: (_ for _ in ()).throw(costmodel.CostError("no")))
     bench = _bench()
-    kernels.run_sim(torch.rand(8, 64))
+    with pytest.warns(dropin.DropinWarning, match="could not estimate kernel sim_scale"):
+        kernels.run_sim(torch.rand(8, 64))
     outcome, reason = bench.classify(AssertionError())
     assert outcome == "unsupported" and reason.startswith("Unsupported: pypto's cost model") and "then AssertionError" in reason
 
