@@ -56,7 +56,7 @@ def _user_cache_dir() -> str:
 
 def reload() -> None:
     """Re-read every knob from the environment (import does this once)."""
-    global cache_dir, always_compile, dump, backtrace, backend, cxx, host_threads, host_cube, ascend_driver
+    global cache_dir, always_compile, dump, backtrace, backend, cxx, host_threads, host_cube, host_fuse, ascend_driver
 
     cache_dir = Path(_text("PYPTO_AST_CACHE_DIR", _user_cache_dir())).expanduser()
     """Root of the compile cache (default: the user's cache directory, ``$XDG_CACHE_HOME`` or
@@ -86,6 +86,11 @@ def reload() -> None:
     """Register blocks of the host backend's Mmad: ``auto`` (the best this CPU has), ``avx512``,
     ``avx2`` or ``baseline``; the results are the same bits whichever (for tests and timings)."""
 
+    host_fuse = _choice("PYPTO_AST_HOST_FUSE", "on", ("on", "off")) == "on"
+    """Run each emitted run of fp32 count-form elementwise ops as one pass over UB (the
+    ``PYPTO_HOST_FUSE`` branch of the Ascend C, docs/design.md §33); ``off`` runs the Ascend C
+    calls one by one.  The same bits either way (for tests and timings)."""
+
     ascend_driver = Path(_text("PYPTO_AST_ASCEND_DRIVER", "/usr/local/Ascend/driver")).expanduser()
     """The Ascend driver's install directory, whose ``version.info`` the doctor reads."""
 
@@ -99,5 +104,6 @@ cxx: str
 ascend_driver: Path
 host_threads: int
 host_cube: str
+host_fuse: bool
 
 reload()

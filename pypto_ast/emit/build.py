@@ -175,8 +175,9 @@ def load_library(path: str | os.PathLike) -> ctypes.CDLL:
     """Load a built library; the caller sets ``argtypes``/``restype`` on its functions.
 
     A library built against the host kernel_operator.h gets ``knobs.host_threads`` and
-    ``knobs.host_cube`` (read now, so assigning the attributes takes effect on the next load)
-    through its ``pypto_host_set_threads`` and ``pypto_host_set_cube`` entry points.
+    ``knobs.host_cube`` and ``knobs.host_fuse`` (read now, so assigning the attributes takes effect
+    on the next load) through its ``pypto_host_set_threads``, ``pypto_host_set_cube`` and
+    ``pypto_host_set_fuse`` entry points.
     """
     lib = ctypes.CDLL(str(path))
     try:
@@ -190,6 +191,10 @@ def load_library(path: str | os.PathLike) -> ctypes.CDLL:
     set_cube.argtypes = [ctypes.c_int]
     set_cube.restype = None
     set_cube(knobs.HOST_CUBE_ISAS.index(knobs.host_cube) - 1)
+    set_fuse = lib.pypto_host_set_fuse
+    set_fuse.argtypes = [ctypes.c_int]
+    set_fuse.restype = None
+    set_fuse(int(bool(knobs.host_fuse)))
     return lib
 
 

@@ -1010,6 +1010,8 @@ __aicore__ inline void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>
 #include "pypto_host_cube.h"
 // Indexing, sorting and scans: CreateVecIndex, Gather, Sort, Extract, CumSum, ascendc_assert.
 #include "pypto_host_index.h"
+// A run of float count-form ops in one pass (host only; the emitter guards it with PYPTO_HOST_FUSE).
+#include "pypto_host_fuse.h"
 // High-level math APIs (adv_api): Erf, Erfc, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Tan, Tanh, Asin, Acos, Power.
 #include "pypto_host_math.h"
 

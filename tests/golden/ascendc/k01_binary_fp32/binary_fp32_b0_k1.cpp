@@ -95,20 +95,25 @@ private:
         AscendC::Axpy(tmp.GetWithOffset<float>(1024, 0), l1, -2.0f, 1024);
         AscendC::DataCopy(tmp.GetWithOffset<float>(1024, 4096), tmp.GetWithOffset<float>(1024, 0), 1024);
 #line 17 "k01_binary_fp32.py"
-        AscendC::Mul(tmp.GetWithOffset<float>(1024, 4096), tmp.GetWithOffset<float>(1024, 4096), l1, 1024);  // %2 = mul
+#if defined(PYPTO_HOST_FUSE)
+        if (!pypto_host::FuseF32<0x13u, 0x3du, pypto_host::fuse::Steps<pypto_host::fuse::Step<pypto_host::fuse::Mul, 0, 0, 1>, pypto_host::fuse::Step<pypto_host::fuse::Abs, 2, 1, 0>, pypto_host::fuse::Step<pypto_host::fuse::Adds, 2, 2, 0>, pypto_host::fuse::Step<pypto_host::fuse::Div, 3, 0, 2>, pypto_host::fuse::Step<pypto_host::fuse::Max, 2, 4, 1>, pypto_host::fuse::Step<pypto_host::fuse::Min, 4, 4, 1>, pypto_host::fuse::Step<pypto_host::fuse::Sub, 5, 2, 4>>>(1024, {static_cast<float>(1.0f)}, tmp.GetWithOffset<float>(1024, 4096), l1, tmp.GetWithOffset<float>(1024, 0), o3, l0, o4))  // 7 ops in one pass on the host
+#endif
+        {
+            AscendC::Mul(tmp.GetWithOffset<float>(1024, 4096), tmp.GetWithOffset<float>(1024, 4096), l1, 1024);  // %2 = mul
 #line 17 "k01_binary_fp32.py"
-        AscendC::Abs(tmp.GetWithOffset<float>(1024, 0), l1, 1024);  // %3 = abs
+            AscendC::Abs(tmp.GetWithOffset<float>(1024, 0), l1, 1024);  // %3 = abs
 #line 17 "k01_binary_fp32.py"
-        AscendC::Adds(tmp.GetWithOffset<float>(1024, 0), tmp.GetWithOffset<float>(1024, 0), 1.0f, 1024);  // %4 = add
+            AscendC::Adds(tmp.GetWithOffset<float>(1024, 0), tmp.GetWithOffset<float>(1024, 0), 1.0f, 1024);  // %4 = add
 #line 17 "k01_binary_fp32.py"
-        AscendC::Div(o3, tmp.GetWithOffset<float>(1024, 4096), tmp.GetWithOffset<float>(1024, 0), 1024);  // %5 = div
+            AscendC::Div(o3, tmp.GetWithOffset<float>(1024, 4096), tmp.GetWithOffset<float>(1024, 0), 1024);  // %5 = div
 #line 18 "k01_binary_fp32.py"
-        AscendC::Max(tmp.GetWithOffset<float>(1024, 0), l0, l1, 1024);  // %6 = maximum
+            AscendC::Max(tmp.GetWithOffset<float>(1024, 0), l0, l1, 1024);  // %6 = maximum
 #line 18 "k01_binary_fp32.py"
-        AscendC::Min(l0, l0, l1, 1024);  // %7 = minimum
+            AscendC::Min(l0, l0, l1, 1024);  // %7 = minimum
 #line 18 "k01_binary_fp32.py"
-        AscendC::Sub(o4, tmp.GetWithOffset<float>(1024, 0), l0, 1024);  // %8 = sub
-#line 104 "binary_fp32_b0_k1.cpp"
+            AscendC::Sub(o4, tmp.GetWithOffset<float>(1024, 0), l0, 1024);  // %8 = sub
+        }
+#line 109 "binary_fp32_b0_k1.cpp"
         q2.EnQue(o2);
         q3.EnQue(o3);
         q4.EnQue(o4);

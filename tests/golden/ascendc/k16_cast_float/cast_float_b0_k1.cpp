@@ -98,9 +98,14 @@ private:
 #line 20 "k16_cast_float.py"
         AscendC::Cast(tmp.GetWithOffset<float>(2048, 8192), l1, AscendC::RoundMode::CAST_NONE, 2048);  // %2 = cast
 #line 20 "k16_cast_float.py"
-        AscendC::Muls(tmp.GetWithOffset<float>(2048, 8192), tmp.GetWithOffset<float>(2048, 8192), 3.0f, 2048);  // %3 = mul
+#if defined(PYPTO_HOST_FUSE)
+        if (!pypto_host::FuseF32<0x1u, 0x1u, pypto_host::fuse::Steps<pypto_host::fuse::Step<pypto_host::fuse::Muls, 0, 0, 0>, pypto_host::fuse::Step<pypto_host::fuse::Adds, 0, 0, 1>>>(2048, {static_cast<float>(3.0f), static_cast<float>(0.1f)}, tmp.GetWithOffset<float>(2048, 8192)))  // 2 ops in one pass on the host
+#endif
+        {
+            AscendC::Muls(tmp.GetWithOffset<float>(2048, 8192), tmp.GetWithOffset<float>(2048, 8192), 3.0f, 2048);  // %3 = mul
 #line 20 "k16_cast_float.py"
-        AscendC::Adds(tmp.GetWithOffset<float>(2048, 8192), tmp.GetWithOffset<float>(2048, 8192), 0.1f, 2048);  // %4 = add
+            AscendC::Adds(tmp.GetWithOffset<float>(2048, 8192), tmp.GetWithOffset<float>(2048, 8192), 0.1f, 2048);  // %4 = add
+        }
 #line 20 "k16_cast_float.py"
         AscendC::Abs(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 8192), 2048);  // %5 = cast: saturate finite values to the fp16 range
         AscendC::CompareScalar(tmp.GetWithOffset<uint8_t>(8192, 16384), tmp.GetWithOffset<float>(2048, 0), static_cast<float>(__builtin_inff()), AscendC::CMPMODE::EQ, 2048);
@@ -108,7 +113,7 @@ private:
         AscendC::Mins(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 0), 65504.0f, 2048);
         AscendC::Select(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<uint8_t>(8192, 16384), tmp.GetWithOffset<float>(2048, 8192), tmp.GetWithOffset<float>(2048, 0), AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, 2048);  // +-inf kept
         AscendC::Cast(o4, tmp.GetWithOffset<float>(2048, 0), AscendC::RoundMode::CAST_NONE, 2048);  // %5 = cast
-#line 104 "cast_float_b0_k1.cpp"
+#line 109 "cast_float_b0_k1.cpp"
         q2.EnQue(o2);
         q3.EnQue(o3);
         q4.EnQue(o4);

@@ -1,0 +1,197 @@
+// pypto_host_fuse.h -- host (CPU) only: a run of float count-form vector ops computed in one pass.
+//
+// The emitter writes a run of consecutive fp32 count-form elementwise calls of one count (Add,
+// Sub, Mul, Div, Max, Min, Adds, Muls, Maxs, Mins, Exp, Abs, Sqrt, Relu, Reciprocal) as
+//
+//     #if defined(PYPTO_HOST_FUSE)
+//         if (!pypto_host::FuseF32<LOADS, STORES, pypto_host::fuse::Steps<...>>(n, {scalars}, slots...))
+//     #endif
+//         { AscendC::Add(...); AscendC::Muls(...); ... }
+//
+// CANN's kernel_operator.h does not define PYPTO_HOST_FUSE: on the NPU the block of Ascend C
+// calls is all there is.  Here the ops run element group by element group (32 floats, four AVX2
+// vectors) with every intermediate in registers: the UB slots the run reads are loaded once, the
+// slots it writes are stored once, with the values the calls one after another would leave there.
+// That is exact because every operand of the run is a whole slot: two slots are the same buffer
+// (the same expression) or disjoint, so element i of every op depends on element i only.
+// FuseOperands (runtime/elementwise.cpp) checks at run time what the calls would check (live,
+// 32-byte aligned, count within every operand) and that the slots are disjoint; when any check
+// fails, fusion is off (knobs.host_fuse) or the CPU lacks AVX2, FuseF32 returns false and the
+// calls run, faulting at the op that faults.  The arithmetic is the runtime's, op for op: IEEE
+// +, -, *, /, sqrt rounded once; Max/Min as ArithF (NaN wins, -0 < +0); Exp as ExpF4x8 (the same
+// operations in the same order, no FMA).  tests/emit_host/test_fuse.py compares the bits of both
+// paths.  docs/design.md §33.
+#ifndef PYPTO_HOST_FUSE_H
+#define PYPTO_HOST_FUSE_H
+
+#include <initializer_list>
+
+namespace AscendC {
+namespace detail {
+// True when the n-element float operands t[0..k) may run fused: each as a count-form vector op
+// would accept it, distinct ones disjoint, the CPU has AVX2 and fusion is on.
+bool FuseOperands(const TensorDesc* const* t, int k, int64_t n);
+// The runtime's prefetch of the next tile, as a call touching `bytes` would issue it.
+void FusePrefetch(uint64_t bytes);
+}  // namespace detail
+}  // namespace AscendC
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(PYPTO_HOST_NO_FUSE)
+#define PYPTO_HOST_FUSE 1
+
+namespace pypto_host {
+namespace fuse {
+enum Code { Add, Sub, Mul, Div, Max, Min, Adds, Muls, Maxs, Mins, Exp, Abs, Sqrt, Relu, Reciprocal };
+// One op: slot D = C(slot A, slot B) for the binary ops, C(slot A, scalar B) for the scalar ones,
+// C(slot A) for the unary ones.
+template <int C, int D, int A, int B = 0> struct Step {};
+template <typename... S> struct Steps {};
+constexpr int kSlots = 6;   // distinct UB operands of one run (the emitter splits longer runs)
+constexpr int kScalars = 8;
+constexpr int kGroup = 32;  // floats per step: four AVX2 vectors side by side
+}  // namespace fuse
+}  // namespace pypto_host
+
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#pragma GCC optimize("O3")
+namespace pypto_host {
+namespace fuse {
+typedef float VF8 __attribute__((vector_size(32)));
+typedef int32_t VI8 __attribute__((vector_size(32)));
+typedef float VF8UA __attribute__((vector_size(32), aligned(4), may_alias));  // UB bytes
+// ArithF's '>' and '<' (runtime/fastfloat.h) on 8 lanes: equal operands differ at most in the sign
+// of a zero (AND of the bits for max, OR for min); else a NaN first operand or the larger wins.
+__attribute__((always_inline)) inline VF8 MaxV(VF8 x, VF8 y)
+{
+    return x == y ? (VF8)((VI8)x & (VI8)y) : ((x != x) | (x > y)) ? x : y;
+}
+__attribute__((always_inline)) inline VF8 MinV(VF8 x, VF8 y)
+{
+    return x == y ? (VF8)((VI8)x | (VI8)y) : ((x != x) | (x < y)) ? x : y;
+}
+// ExpF on four vectors side by side: runtime/fastfloat.h's ExpF4x8, step for step.
+__attribute__((always_inline)) inline void Exp4(VF8* v)
+{
+    VF8 x[4], t[4], n[4], p[4];
+    for (int j = 0; j < 4; ++j) {
+        x[j] = v[j] < 89.0f ? v[j] : 89.0f;
+        x[j] = x[j] > -104.0f ? x[j] : -104.0f;
+    }
+    for (int j = 0; j < 4; ++j) t[j] = x[j] * 1.44269504088896341f + 12582912.0f;
+    for (int j = 0; j < 4; ++j) n[j] = t[j] - 12582912.0f;
+    for (int j = 0; j < 4; ++j) x[j] = x[j] - n[j] * 0.693359375f;
+    for (int j = 0; j < 4; ++j) x[j] = x[j] - n[j] * -2.12194440e-4f;
+    for (int j = 0; j < 4; ++j) p[j] = x[j] * 1.9875691500e-4f + 1.3981999507e-3f;
+    for (int j = 0; j < 4; ++j) p[j] = p[j] * x[j] + 8.3334519073e-3f;
+    for (int j = 0; j < 4; ++j) p[j] = p[j] * x[j] + 4.1665795894e-2f;
+    for (int j = 0; j < 4; ++j) p[j] = p[j] * x[j] + 1.6666665459e-1f;
+    for (int j = 0; j < 4; ++j) p[j] = p[j] * x[j] + 5.0000001201e-1f;
+    for (int j = 0; j < 4; ++j) p[j] = p[j] * (x[j] * x[j]) + x[j] + 1.0f;
+    for (int j = 0; j < 4; ++j) {
+        const VI8 ni = (VI8)t[j] - 0x4B400000;
+        const VI8 n1 = ni >> 1;
+        const VF8 r = (p[j] * (VF8)((n1 + 127) << 23)) * (VF8)((ni - n1 + 127) << 23);
+        v[j] = v[j] != v[j] ? (VF8)((VI8)v[j] | 0x00400000) : r;
+    }
+}
+template <int C, int D, int A, int B>
+__attribute__((always_inline)) inline void Apply(Step<C, D, A, B>, VF8 (*v)[4], const float* s)
+{
+    if constexpr (C == Exp) {
+        VF8 t[4] = {v[A][0], v[A][1], v[A][2], v[A][3]};
+        Exp4(t);
+        for (int j = 0; j < 4; ++j) v[D][j] = t[j];
+    } else {
+        for (int j = 0; j < 4; ++j) {
+            const VF8 a = v[A][j];
+            if constexpr (C == Add) v[D][j] = a + v[B][j];
+            else if constexpr (C == Sub) v[D][j] = a - v[B][j];
+            else if constexpr (C == Mul) v[D][j] = a * v[B][j];
+            else if constexpr (C == Div) v[D][j] = a / v[B][j];
+            else if constexpr (C == Max) v[D][j] = MaxV(a, v[B][j]);
+            else if constexpr (C == Min) v[D][j] = MinV(a, v[B][j]);
+            else if constexpr (C == Adds) v[D][j] = a + s[B];
+            else if constexpr (C == Muls) v[D][j] = a * s[B];
+            else if constexpr (C == Maxs) v[D][j] = MaxV(a, VF8{} + s[B]);
+            else if constexpr (C == Mins) v[D][j] = MinV(a, VF8{} + s[B]);
+            else if constexpr (C == Abs) v[D][j] = (VF8)((VI8)a & 0x7FFFFFFF);
+            else if constexpr (C == Sqrt) v[D][j] = __builtin_ia32_sqrtps256(a);
+            else if constexpr (C == Relu) v[D][j] = MaxV(a, VF8{});
+            else v[D][j] = 1.0f / a;
+        }
+    }
+}
+// One group of 32 elements at p[.] + k; a tail group (m < 32) goes through a local copy, its
+// unused lanes zero (lanes are independent; only the m valid ones are stored).
+template <unsigned L, unsigned W, typename... S>
+__attribute__((always_inline)) inline void Group(Steps<S...>, float* const* p, int64_t k, int64_t m, const float* s)
+{
+    VF8 v[kSlots][4];
+    for (int i = 0; i < kSlots; ++i) {
+        if (!(L & (1u << i))) continue;
+        if (m == kGroup) {
+            for (int j = 0; j < 4; ++j) v[i][j] = reinterpret_cast<const VF8UA*>(p[i] + k)[j];
+        } else {
+            float t[kGroup] = {};
+            for (int64_t l = 0; l < m; ++l) t[l] = p[i][k + l];
+            for (int j = 0; j < 4; ++j) v[i][j] = reinterpret_cast<const VF8UA*>(t)[j];
+        }
+    }
+    (Apply(S{}, v, s), ...);
+    for (int i = 0; i < kSlots; ++i) {
+        if (!(W & (1u << i))) continue;
+        if (m == kGroup) {
+            for (int j = 0; j < 4; ++j) reinterpret_cast<VF8UA*>(p[i] + k)[j] = v[i][j];
+        } else {
+            float t[kGroup];
+            for (int j = 0; j < 4; ++j) reinterpret_cast<VF8UA*>(t)[j] = v[i][j];
+            for (int64_t l = 0; l < m; ++l) p[i][k + l] = t[l];
+        }
+    }
+}
+// The groups in four parts (one for a short run), each after its share of the prefetch the
+// calls would have issued (spread over the pass as the calls spread it over theirs).
+template <unsigned L, unsigned W, typename St>
+__attribute__((noinline)) void Loop(int64_t n, float* const* p, const float* s, uint64_t bytes)
+{
+    const int64_t groups = n / kGroup;
+    const int parts = groups >= 64 ? 4 : 1;
+    const int64_t part = (groups + parts - 1) / parts;
+    int64_t k = 0;
+    for (int q = 0; q < parts; ++q) {
+        AscendC::detail::FusePrefetch(bytes / parts);
+        const int64_t end = (q == parts - 1 ? groups : (q + 1) * part < groups ? (q + 1) * part : groups) * kGroup;
+        for (; k < end; k += kGroup) Group<L, W>(St{}, p, k, kGroup, s);
+    }
+    if (k < n) Group<L, W>(St{}, p, k, n - k, s);
+}
+}  // namespace fuse
+}  // namespace pypto_host
+#pragma GCC pop_options
+
+namespace pypto_host {
+// The run St on the operands `slots` (slot i = slots[i]), LOADS / STORES the bit sets of the
+// slots it reads before writing / writes; false (nothing done) when the calls must run instead.
+template <unsigned L, unsigned W, typename St, typename... T>
+inline bool FuseF32(int32_t n, std::initializer_list<float> scalars, const AscendC::LocalTensor<T>&... slots)
+{
+    static_assert(sizeof...(T) <= fuse::kSlots, "a fused run has at most kSlots operands");
+    static_assert((std::is_same<T, float>::value && ...), "fused runs are float only");
+    const AscendC::detail::TensorDesc* d[] = {&slots.d_...};
+    constexpr int k = static_cast<int>(sizeof...(T));
+    const uint64_t bytes = static_cast<uint64_t>(n) * 4 * k;  // the slots' bytes, for the prefetch
+    if (scalars.size() > static_cast<size_t>(fuse::kScalars) || !AscendC::detail::FuseOperands(d, k, n))
+        return false;
+    float* p[fuse::kSlots] = {};
+    for (int i = 0; i < k; ++i) p[i] = reinterpret_cast<float*>(d[i]->ub + d[i]->addr);
+    float s[fuse::kScalars] = {};
+    int j = 0;
+    for (float x : scalars) s[j++] = x;
+    fuse::Loop<L, W, St>(n, p, s, bytes);
+    return true;
+}
+}  // namespace pypto_host
+
+#endif  // x86-64 g++
+#endif  // PYPTO_HOST_FUSE_H
