@@ -7,7 +7,11 @@ the calls stay as they are; a run of two or more consecutive fp32 count-form cal
 is wrapped so that the host may take ``pypto_host::FuseF32`` instead (host/pypto_host_fuse.h),
 which computes the same ops group by group in registers and stores what the calls would have
 left in UB.  CANN's headers do not define ``PYPTO_HOST_FUSE``, so there only the calls remain.
-docs/design.md §33.
+Adjacent row loops of such calls are merged first (valid Ascend C on either side), so that a
+row's ops form one run.  docs/design.md §34.
+
+The pass reads the emitted lines of a kernel's Compute body, not the IR: what it fuses is what
+the calls say, operand for operand.
 """
 from __future__ import annotations
 
@@ -18,9 +22,12 @@ from typing import Optional
 BINARY = ("Add", "Sub", "Mul", "Div", "Max", "Min")
 SCALAR = ("Adds", "Muls", "Maxs", "Mins")
 UNARY = ("Exp", "Abs", "Sqrt", "Relu", "Reciprocal")
+FILL = ("Duplicate",)
 MAX_SLOTS = 6    # pypto_host::fuse::kSlots
 MAX_SCALARS = 8  # pypto_host::fuse::kScalars
-_CALL = re.compile(r"^        AscendC::(\w+)\((.*)\);")
+_CALL = re.compile(r"^( +)AscendC::(\w+)\((.*)\);( *//.*)?$")
+_ROWS = re.compile(r"^        for \(uint32_t r = 0; r < \w+; \+\+r\) \{$")
+_SCALAR_DECL = re.compile(r"^ +const float s = [^;]*;( *//.*)?$")
 
 
 @dataclass(frozen=True)
@@ -34,50 +41,143 @@ class Step:
     n: int
 
 
-def step_of(step: Optional[Step], lines: list) -> Optional[Step]:
-    """``step`` when ``lines`` are exactly the one top-level call it describes, else None (the op
-    took another form: row loops, a widened bf16 op, a scratch buffer)."""
-    if step is None or step.api not in BINARY + SCALAR + UNARY:
+def split_args(text: str) -> list:
+    """The top-level comma-separated arguments of a call (brackets nest)."""
+    args, depth, start = [], 0, 0
+    for k, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            args.append(text[start:k].strip())
+            start = k + 1
+    args.append(text[start:].strip())
+    return args
+
+
+def parse_call(line: str, f32: set) -> Optional[Step]:
+    """The step a line is, when it is one fp32 count-form call of the fused set (``f32``: the
+    local tensors known to be float; scratch views say ``<float>`` themselves)."""
+    m = _CALL.match(line)
+    if m is None:
         return None
-    calls = [ln for ln in lines if not ln.startswith("#")]
-    if len(calls) != 1:
+    api, args = m.group(2), split_args(m.group(3))
+    if not args or not re.fullmatch(r"\d+", args[-1]):
         return None
-    m = _CALL.match(calls[0])
-    if m is None or m.group(1) != step.api or not m.group(2).startswith(step.dst + ", "):
+    n = int(args[-1])
+    shape = {**{a: (2, 0) for a in BINARY}, **{a: (1, 1) for a in SCALAR}, **{a: (1, 0) for a in UNARY},
+             "Duplicate": (0, 1)}.get(api)
+    if shape is None or len(args) != 2 + shape[0] + shape[1]:
         return None
-    return step
+    tensors = args[:1 + shape[0]]
+    if not all(_is_f32(t, f32) for t in tensors):
+        return None
+    scalar = args[1 + shape[0]] if shape[1] else None
+    return Step(api, tensors[0], tuple(tensors[1:]), scalar, n)
 
 
-class Runs:
-    """Collects an op's lines in order, wrapping each run of fusable steps as it closes."""
+def _is_f32(ref: str, f32: set) -> bool:
+    base = re.sub(r"\[[^\[\]]*\]$", "", ref)  # a row view x[r * C] is x's dtype
+    return base in f32 or bool(re.fullmatch(r"\w+\.(Get|GetWithOffset)<float>\([^()]*\)", base))
 
-    def __init__(self, out: list):
-        self.out = out
-        self.run: list = []  # (pre lines, lines, step)
 
-    def add(self, pre: list, lines: list, step: Optional[Step]) -> None:
-        if step is not None and self.run and not self._fits(step):
-            self.flush()
-        if step is None:
-            self.flush()
-            self.out.extend(pre + lines)
+def fuse_body(lines: list, f32: set) -> list:
+    """A Compute body with its adjacent row loops of fusable calls merged and every run of two
+    or more fusable calls wrapped (top level and inside row loops)."""
+    return _wrap_runs(_merge_rows(lines, f32), f32)
+
+
+def _row_loop(lines: list, k: int):
+    """(end, body) of the simple row loop starting at lines[k] (a body of 12-space lines and
+    #line directives, no nested block), else None."""
+    if not _ROWS.match(lines[k]):
+        return None
+    body = []
+    for j in range(k + 1, len(lines)):
+        ln = lines[j]
+        if ln == "        }":
+            return j + 1, body
+        if not (ln.startswith("#line") or (ln.startswith("            ") and not ln.startswith("             ")
+                                            and not ln.rstrip().endswith(("{", "}")))):
+            return None
+        body.append(ln)
+    return None
+
+
+def _merge_rows(lines: list, f32: set) -> list:
+    """Merge a row loop with the ones right after it (nothing but #line between) that have the
+    same header and whose bodies are fusable calls only (no scalar read: so no vector-to-scalar
+    wait is skipped).  Row r of each merged loop reads row r of the earlier ones or whole rows
+    they do not write, so running them row by row is the loops' result (on the NPU too)."""
+    out, k = [], 0
+    while k < len(lines):
+        loop = _row_loop(lines, k)
+        if loop is None or not _fusable_body(loop[1], f32, allow_scalar=True):
+            out.append(lines[k])
+            k += 1
+            continue
+        header, (end, body) = lines[k], loop
+        while True:
+            j = end
+            between = []
+            while j < len(lines) and lines[j].startswith("#line"):
+                between.append(lines[j])
+                j += 1
+            nxt = _row_loop(lines, j) if j < len(lines) else None
+            if nxt is None or lines[j] != header or not _fusable_body(nxt[1], f32, allow_scalar=False):
+                break
+            body += between + nxt[1]
+            end = nxt[0]
+        out += [header, *body, "        }"]
+        k = end
+    return out
+
+
+def _fusable_body(body: list, f32: set, allow_scalar: bool) -> bool:
+    calls = [ln for ln in body if not ln.startswith("#line")]
+    if allow_scalar and calls and _SCALAR_DECL.match(calls[0]):
+        calls = calls[1:]
+    return bool(calls) and all(parse_call(ln, f32) is not None for ln in calls)
+
+
+def _wrap_runs(lines: list, f32: set) -> list:
+    out: list = []
+    run: list = []  # (line, step or None for a #line directive)
+
+    def flush():
+        steps = [s for _, s in run if s is not None]
+        if len(steps) >= 2:
+            out.extend(wrap(steps, [ln for ln, _ in run]))
         else:
-            self.run.append((pre, lines, step))
+            out.extend(ln for ln, _ in run)
+        run.clear()
 
-    def _fits(self, step: Step) -> bool:
-        steps = [s for _, _, s in self.run] + [step]
-        if step.n != steps[0].n:
-            return False
-        slots = {x for s in steps for x in (s.dst, *s.srcs)}
-        return len(slots) <= MAX_SLOTS and sum(s.scalar is not None for s in steps) <= MAX_SCALARS
+    for ln in lines:
+        if ln.startswith("#line") and run:
+            run.append((ln, None))
+            continue
+        step = parse_call(ln, f32)
+        if step is not None and run and not _fits([s for _, s in run if s is not None] + [step], run[0][0], ln):
+            flush()
+        if step is None:
+            flush()
+            out.append(ln)
+        else:
+            run.append((ln, step))
+    flush()
+    return out
 
-    def flush(self) -> None:
-        run, self.run = self.run, []
-        if len(run) < 2:
-            for pre, lines, _ in run:
-                self.out.extend(pre + lines)
-            return
-        self.out.extend(wrap([s for _, _, s in run], [ln for pre, lines, _ in run for ln in pre + lines]))
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _fits(steps: list, first: str, line: str) -> bool:
+    if _indent(first) != _indent(line) or steps[-1].n != steps[0].n:
+        return False
+    slots = {x for s in steps for x in (s.dst, *s.srcs)}
+    return len(slots) <= MAX_SLOTS and sum(s.scalar is not None for s in steps) <= MAX_SCALARS
 
 
 def wrap(steps: list, lines: list) -> list:
@@ -105,10 +205,13 @@ def wrap(steps: list, lines: list) -> list:
             b = len(scalars) - 1
         else:
             b = srcs[1] if len(srcs) > 1 else 0
-        terms.append(f"pypto_host::fuse::Step<pypto_host::fuse::{s.api}, {d}, {srcs[0]}, {b}>")
-    n = steps[0].n
-    head = (f"        if (!pypto_host::FuseF32<{loads:#x}u, {stores:#x}u, pypto_host::fuse::Steps<{', '.join(terms)}>>"
-            f"({n}, {{{', '.join(scalars)}}}, {', '.join(slots)}))  // {len(steps)} ops in one pass on the host")
+        a = srcs[0] if srcs else 0
+        api = "Dup" if s.api == "Duplicate" else s.api
+        terms.append(f"pypto_host::fuse::Step<pypto_host::fuse::{api}, {d}, {a}, {b}>")
+    first = next(ln for ln in lines if not ln.startswith("#"))
+    pad = " " * _indent(first)
+    head = (f"{pad}if (!pypto_host::FuseF32<{loads:#x}u, {stores:#x}u, pypto_host::fuse::Steps<{', '.join(terms)}>>"
+            f"({steps[0].n}, {{{', '.join(scalars)}}}, {', '.join(slots)}))  // {len(steps)} ops in one pass on the host")
     lead = lines[:1] if lines and lines[0].startswith("#line") else []  # the fused call is the first op's line
     body = [ln if ln.startswith("#") else "    " + ln for ln in lines[len(lead):]]
-    return [*lead, "#if defined(PYPTO_HOST_FUSE)", head, "#endif", "        {", *body, "        }"]
+    return [*lead, "#if defined(PYPTO_HOST_FUSE)", head, "#endif", f"{pad}{{", *body, f"{pad}}}"]

@@ -690,13 +690,10 @@ class SegmentEmitter(IntegerOps):
             L.append("        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(1);")
             L.append("        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(1);")
         body = []
-        runs = fuse.Runs(body)
         for i, op in enumerate(s.ops):
-            pre = [f'#line {op.span.line} "{self.source}"'] if self.lines_on and op.span is not None else []
-            self._step = None
-            lines = self._op(i, op)
-            runs.add(pre, lines, fuse.step_of(self._step, lines))
-        runs.flush()
+            if self.lines_on and op.span is not None:
+                body.append(f'#line {op.span.line} "{self.source}"')
+            body.extend(self._op(i, op))
         for r in s.stores:
             h = self.home.get(r.key)
             if r.gval.dtype == "bool":  # bit mask -> one byte 0/1 per element (Select in half, Cast to uint8)
@@ -710,6 +707,9 @@ class SegmentEmitter(IntegerOps):
             if not (h[0] == "out" and h[1] is r):
                 n = self.count(r.key) if r.kind in ("F", "R") else self.stride(r.kind, r.gval.dtype)
                 body.append(f"        AscendC::DataCopy(o{r.field}, {self.ref(r.key)}, {n});  // UB -> UB for @{r.gval.buf.name}")
+        f32 = {f"l{r.field}" for r in self.per_tile + self.once if r.gval.dtype == "fp32"} | \
+            {f"o{r.field}" for r in self.qstores + self.xstores if r.gval.dtype == "fp32"}
+        body = fuse.fuse_body(body, f32)
         L.extend(body)
         if self.lines_on and body:
             L.append(f'#line {len(L) + 2} "{s.name}.cpp"')
@@ -948,30 +948,22 @@ class SegmentEmitter(IntegerOps):
         w = self.work(dt)
         if code == "add":
             out.append(f"AscendC::Adds({dst}, {x}, {s}, {n});")
-            self._note_step(dt, "Adds", dst, (x,), s, n)
         elif code == "sub" and not s_first:
             neg = (lit(-float(literal), dt, span) if literal is not None
                    else f"static_cast<{CTYPE[dt]}>(-static_cast<float>({s}))")
             out.append(f"AscendC::Adds({dst}, {x}, {neg}, {n});")
-            self._note_step(dt, "Adds", dst, (x,), neg, n)
         elif code == "sub":
             out.append(f"AscendC::Muls({dst}, {x}, {lit(-1, dt, span)}, {n});")
             out.append(f"AscendC::Adds({dst}, {dst}, {s}, {n});")
         elif code == "mul":
             out.append(f"AscendC::Muls({dst}, {x}, {s}, {n});")
-            self._note_step(dt, "Muls", dst, (x,), s, n)
         elif code == "div":  # a division, correctly rounded: x * (1 / s) is not x / s
             out.append(f"AscendC::Duplicate({w}, {s}, {n});")
             out.append(f"AscendC::Div({dst}, {w}, {x}, {n});" if s_first else f"AscendC::Div({dst}, {x}, {w}, {n});")
         elif code in ("maximum", "minimum"):
             out.append(f"AscendC::{'Maxs' if code == 'maximum' else 'Mins'}({dst}, {x}, {s}, {n});")
-            self._note_step(dt, "Maxs" if code == "maximum" else "Mins", dst, (x,), s, n)
         else:
             unsupported(f"'{code}' with a scalar operand", span)
-
-    def _note_step(self, dt: str, api: str, dst: str, srcs: tuple, scalar, n) -> None:
-        """Record the count-form call just emitted, for the host's fused runs (emit/fuse.py)."""
-        self._step = fuse.Step(api, dst, srcs, scalar, n) if dt == "fp32" and isinstance(n, int) else None
 
     def _op(self, i: int, op) -> list:
         code, span = op.opcode, op.span
@@ -1010,7 +1002,6 @@ class SegmentEmitter(IntegerOps):
                     unsupported("division by the scalar 0", span)
                 if code == "div" and not s_first and _exact_reciprocal(sv, dt) is not None:
                     body = [f"AscendC::Muls({dst}, {self.ref(t)}, {lit(_exact_reciprocal(sv, dt), dt, span)}, {n});{cm}"]
-                    self._note_step(dt, "Muls", dst, (self.ref(t),), lit(_exact_reciprocal(sv, dt), dt, span), n)
                 else:
                     body = []
                     self._scalar_op(code, dst, self.ref(t), lit(sv, dt, span), n, dt, s_first, body, span, sv)
@@ -1020,7 +1011,6 @@ class SegmentEmitter(IntegerOps):
             ka, kb = self.kind(a[1]), self.kind(b[1])
             if ka == kb:
                 out.append(f"        AscendC::{BINARY[code]}({dst}, {self.ref(a[1])}, {self.ref(b[1])}, {n});{cm}")
-                self._note_step(dt, BINARY[code], dst, (self.ref(a[1]), self.ref(b[1])), None, n)
                 return out
             return self._broadcast_binary(code, a[1], b[1], res, dt, out, cm, span)
 
@@ -1099,7 +1089,6 @@ class SegmentEmitter(IntegerOps):
 
         if code in DIRECT_UNARY:
             out.append(f"        AscendC::{DIRECT_UNARY[code]}({dst}, {self.ref(ops[0][1])}, {n});{cm}")
-            self._note_step(dt, DIRECT_UNARY[code], dst, (self.ref(ops[0][1]),), None, n)
             return out
         if code in ROUNDING:
             if dt != "fp32":

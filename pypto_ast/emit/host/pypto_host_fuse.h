@@ -1,7 +1,7 @@
 // pypto_host_fuse.h -- host (CPU) only: a run of float count-form vector ops computed in one pass.
 //
 // The emitter writes a run of consecutive fp32 count-form elementwise calls of one count (Add,
-// Sub, Mul, Div, Max, Min, Adds, Muls, Maxs, Mins, Exp, Abs, Sqrt, Relu, Reciprocal) as
+// Sub, Mul, Div, Max, Min, Adds, Muls, Maxs, Mins, Exp, Abs, Sqrt, Relu, Reciprocal, Duplicate) as
 //
 //     #if defined(PYPTO_HOST_FUSE)
 //         if (!pypto_host::FuseF32<LOADS, STORES, pypto_host::fuse::Steps<...>>(n, {scalars}, slots...))
@@ -41,9 +41,9 @@ void FusePrefetch(uint64_t bytes);
 
 namespace pypto_host {
 namespace fuse {
-enum Code { Add, Sub, Mul, Div, Max, Min, Adds, Muls, Maxs, Mins, Exp, Abs, Sqrt, Relu, Reciprocal };
+enum Code { Add, Sub, Mul, Div, Max, Min, Adds, Muls, Maxs, Mins, Exp, Abs, Sqrt, Relu, Reciprocal, Dup };
 // One op: slot D = C(slot A, slot B) for the binary ops, C(slot A, scalar B) for the scalar ones,
-// C(slot A) for the unary ones.
+// C(slot A) for the unary ones; Dup (Duplicate) fills slot D with scalar B.
 template <int C, int D, int A, int B = 0> struct Step {};
 template <typename... S> struct Steps {};
 constexpr int kSlots = 6;   // distinct UB operands of one run (the emitter splits longer runs)
@@ -70,6 +70,8 @@ __attribute__((always_inline)) inline VF8 MinV(VF8 x, VF8 y)
 {
     return x == y ? (VF8)((VI8)x | (VI8)y) : ((x != x) | (x < y)) ? x : y;
 }
+// s in every lane, its bits unchanged (0 + s would turn -0 into +0).
+__attribute__((always_inline)) inline VF8 Splat(float s) { return VF8{s, s, s, s, s, s, s, s}; }
 // ExpF on four vectors side by side: runtime/fastfloat.h's ExpF4x8, step for step.
 __attribute__((always_inline)) inline void Exp4(VF8* v)
 {
@@ -98,7 +100,9 @@ __attribute__((always_inline)) inline void Exp4(VF8* v)
 template <int C, int D, int A, int B>
 __attribute__((always_inline)) inline void Apply(Step<C, D, A, B>, VF8 (*v)[4], const float* s)
 {
-    if constexpr (C == Exp) {
+    if constexpr (C == Dup) {
+        for (int j = 0; j < 4; ++j) v[D][j] = Splat(s[B]);
+    } else if constexpr (C == Exp) {
         VF8 t[4] = {v[A][0], v[A][1], v[A][2], v[A][3]};
         Exp4(t);
         for (int j = 0; j < 4; ++j) v[D][j] = t[j];
@@ -111,10 +115,10 @@ __attribute__((always_inline)) inline void Apply(Step<C, D, A, B>, VF8 (*v)[4], 
             else if constexpr (C == Div) v[D][j] = a / v[B][j];
             else if constexpr (C == Max) v[D][j] = MaxV(a, v[B][j]);
             else if constexpr (C == Min) v[D][j] = MinV(a, v[B][j]);
-            else if constexpr (C == Adds) v[D][j] = a + s[B];
-            else if constexpr (C == Muls) v[D][j] = a * s[B];
-            else if constexpr (C == Maxs) v[D][j] = MaxV(a, VF8{} + s[B]);
-            else if constexpr (C == Mins) v[D][j] = MinV(a, VF8{} + s[B]);
+            else if constexpr (C == Adds) v[D][j] = a + Splat(s[B]);
+            else if constexpr (C == Muls) v[D][j] = a * Splat(s[B]);
+            else if constexpr (C == Maxs) v[D][j] = MaxV(a, Splat(s[B]));
+            else if constexpr (C == Mins) v[D][j] = MinV(a, Splat(s[B]));
             else if constexpr (C == Abs) v[D][j] = (VF8)((VI8)a & 0x7FFFFFFF);
             else if constexpr (C == Sqrt) v[D][j] = __builtin_ia32_sqrtps256(a);
             else if constexpr (C == Relu) v[D][j] = MaxV(a, VF8{});

@@ -82,10 +82,15 @@ private:
         AscendC::WaitFlag<AscendC::HardEvent::V_S>(0);
         for (uint32_t r = 0; r < 8u; ++r) {
             const float s = tmp.GetWithOffset<float>(4096, 0).GetValue(r * 8);  // %5 = div
-            AscendC::Duplicate(work.Get<float>(), s, 512);
-            AscendC::Div(o1[r * 512], l0[r * 512], work.Get<float>(), 512);
+#if defined(PYPTO_HOST_FUSE)
+            if (!pypto_host::FuseF32<0x2u, 0x5u, pypto_host::fuse::Steps<pypto_host::fuse::Step<pypto_host::fuse::Dup, 0, 0, 0>, pypto_host::fuse::Step<pypto_host::fuse::Div, 2, 1, 0>>>(512, {static_cast<float>(s)}, work.Get<float>(), l0[r * 512], o1[r * 512]))  // 2 ops in one pass on the host
+#endif
+            {
+                AscendC::Duplicate(work.Get<float>(), s, 512);
+                AscendC::Div(o1[r * 512], l0[r * 512], work.Get<float>(), 512);
+            }
         }
-#line 85 "scaled_softmax_b0_k1.cpp"
+#line 90 "scaled_softmax_b0_k1.cpp"
         q1.EnQue(o1);
         q0.FreeTensor(l0);
     }

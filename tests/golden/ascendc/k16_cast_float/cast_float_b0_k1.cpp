@@ -89,8 +89,13 @@ private:
 #line 17 "k16_cast_float.py"
         AscendC::Abs(tmp.GetWithOffset<float>(2048, 0), l0, 2048);  // %0 = cast: saturate finite values to the fp16 range
         AscendC::CompareScalar(tmp.GetWithOffset<uint8_t>(8192, 8192), tmp.GetWithOffset<float>(2048, 0), static_cast<float>(__builtin_inff()), AscendC::CMPMODE::EQ, 2048);
-        AscendC::Maxs(tmp.GetWithOffset<float>(2048, 0), l0, -65504.0f, 2048);
-        AscendC::Mins(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 0), 65504.0f, 2048);
+#if defined(PYPTO_HOST_FUSE)
+        if (!pypto_host::FuseF32<0x1u, 0x2u, pypto_host::fuse::Steps<pypto_host::fuse::Step<pypto_host::fuse::Maxs, 1, 0, 0>, pypto_host::fuse::Step<pypto_host::fuse::Mins, 1, 1, 1>>>(2048, {static_cast<float>(-65504.0f), static_cast<float>(65504.0f)}, l0, tmp.GetWithOffset<float>(2048, 0)))  // 2 ops in one pass on the host
+#endif
+        {
+            AscendC::Maxs(tmp.GetWithOffset<float>(2048, 0), l0, -65504.0f, 2048);
+            AscendC::Mins(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 0), 65504.0f, 2048);
+        }
         AscendC::Select(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<uint8_t>(8192, 8192), l0, tmp.GetWithOffset<float>(2048, 0), AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, 2048);  // +-inf kept
         AscendC::Cast(o2, tmp.GetWithOffset<float>(2048, 0), AscendC::RoundMode::CAST_NONE, 2048);  // %0 = cast
 #line 19 "k16_cast_float.py"
@@ -99,21 +104,26 @@ private:
         AscendC::Cast(tmp.GetWithOffset<float>(2048, 8192), l1, AscendC::RoundMode::CAST_NONE, 2048);  // %2 = cast
 #line 20 "k16_cast_float.py"
 #if defined(PYPTO_HOST_FUSE)
-        if (!pypto_host::FuseF32<0x1u, 0x1u, pypto_host::fuse::Steps<pypto_host::fuse::Step<pypto_host::fuse::Muls, 0, 0, 0>, pypto_host::fuse::Step<pypto_host::fuse::Adds, 0, 0, 1>>>(2048, {static_cast<float>(3.0f), static_cast<float>(0.1f)}, tmp.GetWithOffset<float>(2048, 8192)))  // 2 ops in one pass on the host
+        if (!pypto_host::FuseF32<0x1u, 0x3u, pypto_host::fuse::Steps<pypto_host::fuse::Step<pypto_host::fuse::Muls, 0, 0, 0>, pypto_host::fuse::Step<pypto_host::fuse::Adds, 0, 0, 1>, pypto_host::fuse::Step<pypto_host::fuse::Abs, 1, 0, 0>>>(2048, {static_cast<float>(3.0f), static_cast<float>(0.1f)}, tmp.GetWithOffset<float>(2048, 8192), tmp.GetWithOffset<float>(2048, 0)))  // 3 ops in one pass on the host
 #endif
         {
             AscendC::Muls(tmp.GetWithOffset<float>(2048, 8192), tmp.GetWithOffset<float>(2048, 8192), 3.0f, 2048);  // %3 = mul
 #line 20 "k16_cast_float.py"
             AscendC::Adds(tmp.GetWithOffset<float>(2048, 8192), tmp.GetWithOffset<float>(2048, 8192), 0.1f, 2048);  // %4 = add
-        }
 #line 20 "k16_cast_float.py"
-        AscendC::Abs(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 8192), 2048);  // %5 = cast: saturate finite values to the fp16 range
+            AscendC::Abs(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 8192), 2048);  // %5 = cast: saturate finite values to the fp16 range
+        }
         AscendC::CompareScalar(tmp.GetWithOffset<uint8_t>(8192, 16384), tmp.GetWithOffset<float>(2048, 0), static_cast<float>(__builtin_inff()), AscendC::CMPMODE::EQ, 2048);
-        AscendC::Maxs(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 8192), -65504.0f, 2048);
-        AscendC::Mins(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 0), 65504.0f, 2048);
+#if defined(PYPTO_HOST_FUSE)
+        if (!pypto_host::FuseF32<0x1u, 0x2u, pypto_host::fuse::Steps<pypto_host::fuse::Step<pypto_host::fuse::Maxs, 1, 0, 0>, pypto_host::fuse::Step<pypto_host::fuse::Mins, 1, 1, 1>>>(2048, {static_cast<float>(-65504.0f), static_cast<float>(65504.0f)}, tmp.GetWithOffset<float>(2048, 8192), tmp.GetWithOffset<float>(2048, 0)))  // 2 ops in one pass on the host
+#endif
+        {
+            AscendC::Maxs(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 8192), -65504.0f, 2048);
+            AscendC::Mins(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<float>(2048, 0), 65504.0f, 2048);
+        }
         AscendC::Select(tmp.GetWithOffset<float>(2048, 0), tmp.GetWithOffset<uint8_t>(8192, 16384), tmp.GetWithOffset<float>(2048, 8192), tmp.GetWithOffset<float>(2048, 0), AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, 2048);  // +-inf kept
         AscendC::Cast(o4, tmp.GetWithOffset<float>(2048, 0), AscendC::RoundMode::CAST_NONE, 2048);  // %5 = cast
-#line 109 "cast_float_b0_k1.cpp"
+#line 119 "cast_float_b0_k1.cpp"
         q2.EnQue(o2);
         q3.EnQue(o3);
         q4.EnQue(o4);
