@@ -233,3 +233,35 @@ def test_a_dynamic_dim_takes_its_extent_from_the_shapes_given():
 def test_importing_the_cost_model_loads_no_torch():
     code = "import sys, pypto_ast.ir.costmodel; assert 'torch' not in sys.modules and 'numpy' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+def test_transpile_cli_prints_the_estimate_and_its_trace(tmp_path):
+    """``pypto-transpile --emit cost`` / ``--emit swimlane``: the report and a Chrome trace whose
+    vector lanes carry one task per tile; a bigger tensor costs more cycles."""
+    import json
+    import re
+
+    from click.testing import CliRunner
+
+    from cli.transpile import main
+
+    def cycles(rows: int) -> tuple:
+        path = tmp_path / f"k{rows}.py"
+        path.write_text(
+            "import pypto\nF32 = pypto.DT_FP32\n\n\n@pypto.frontend.jit\n"
+            f"def k(x: pypto.Tensor(({rows}, 256), F32), out: pypto.Tensor(({rows}, 256), F32)):\n"
+            "    pypto.set_vec_tile_shapes(8, 256)\n    out[:] = pypto.exp(x) + 1.0\n")
+        report = CliRunner().invoke(main, [str(path), "--emit", "cost"], catch_exceptions=False)
+        assert report.exit_code == 0, report.output
+        trace = CliRunner().invoke(main, [str(path), "--emit", "swimlane"], catch_exceptions=False)
+        assert trace.exit_code == 0, trace.output
+        events = json.loads(trace.output)["traceEvents"]
+        lanes = {e["args"]["name"] for e in events if e.get("ph") == "M" and e["name"] == "thread_name"}
+        assert lanes and all(name.startswith("AIV_") for name in lanes)
+        total = int(re.search(r"Total Cycles\.+:\s+(\d+)", report.output).group(1))
+        tasks = int(re.search(r"Total Submit Tasks\.+:\s+(\d+)", report.output).group(1))
+        return total, tasks
+
+    small, big = cycles(64), cycles(4096)
+    assert small[1] == 64 // 8 and big[1] == 4096 // 8  # one task per [8, 256] tile
+    assert big[0] > small[0]
