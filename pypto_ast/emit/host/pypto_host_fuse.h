@@ -154,19 +154,18 @@ __attribute__((always_inline)) inline void Group(Steps<S...>, float* const* p, i
         }
     }
 }
-// The groups in four parts (one for a short run), each after its share of the prefetch the
-// calls would have issued (spread over the pass as the calls spread it over theirs).
+// The groups, each after its share of the prefetch of the next tile that the calls would have
+// issued (a few lines per group: issued in bursts of a quarter tile, most of the prefetches were
+// lost and the pass ran 1.1x longer on Zen 3).
 template <unsigned L, unsigned W, typename St>
 __attribute__((noinline)) void Loop(int64_t n, float* const* p, const float* s, uint64_t bytes)
 {
-    const int64_t groups = n / kGroup;
-    const int parts = groups >= 64 ? 4 : 1;
-    const int64_t part = (groups + parts - 1) / parts;
+    const int64_t groups = (n + kGroup - 1) / kGroup;
+    const uint64_t share = bytes / static_cast<uint64_t>(groups > 0 ? groups : 1);
     int64_t k = 0;
-    for (int q = 0; q < parts; ++q) {
-        AscendC::detail::FusePrefetch(bytes / parts);
-        const int64_t end = (q == parts - 1 ? groups : (q + 1) * part < groups ? (q + 1) * part : groups) * kGroup;
-        for (; k < end; k += kGroup) Group<L, W>(St{}, p, k, kGroup, s);
+    for (; k + kGroup <= n; k += kGroup) {
+        AscendC::detail::FusePrefetch(share);
+        Group<L, W>(St{}, p, k, kGroup, s);
     }
     if (k < n) Group<L, W>(St{}, p, k, n - k, s);
 }
