@@ -167,8 +167,9 @@ def _span(tb) -> Span:
     else:
         end_line, end_col = line, col + 1
     path = code.co_filename
-    try:
-        path = os.path.relpath(path)
+    try:  # relative to the working directory when inside it, as pypto-lint names files
+        rel = os.path.relpath(path)
+        path = path if rel.startswith("..") else rel
     except ValueError:
         pass
     return Span(path, Pos(line, col), Pos(end_line, end_col))
