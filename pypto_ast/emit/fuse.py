@@ -22,8 +22,8 @@ from typing import Optional
 BINARY = ("Add", "Sub", "Mul", "Div", "Max", "Min")
 SCALAR = ("Adds", "Muls", "Maxs", "Mins")
 UNARY = ("Exp", "Abs", "Sqrt", "Relu", "Reciprocal")
-FILL = ("Duplicate",)
-MAX_SLOTS = 6    # pypto_host::fuse::kSlots
+CASTS = {("bf16", "fp32", "CAST_NONE"): "Widen", ("fp32", "bf16", "CAST_RINT"): "Round"}  # (from, to, mode)
+MAX_SLOTS = 8    # pypto_host::fuse::kSlots
 MAX_SCALARS = 8  # pypto_host::fuse::kScalars
 _CALL = re.compile(r"^( +)AscendC::(\w+)\((.*)\);( *//.*)?$")
 _ROWS = re.compile(r"^        for \(uint32_t r = 0; r < \w+; \+\+r\) \{$")
@@ -56,9 +56,10 @@ def split_args(text: str) -> list:
     return args
 
 
-def parse_call(line: str, f32: set) -> Optional[Step]:
-    """The step a line is, when it is one fp32 count-form call of the fused set (``f32``: the
-    local tensors known to be float; scratch views say ``<float>`` themselves)."""
+def parse_call(line: str, f32: set, bf16: frozenset = frozenset()) -> Optional[Step]:
+    """The step a line is, when it is one fp32 count-form call of the fused set or a bf16 <-> fp32
+    Cast (``f32`` / ``bf16``: the local tensors known to be of that dtype; scratch views say
+    ``<float>`` / ``<bfloat16_t>`` themselves)."""
     m = _CALL.match(line)
     if m is None:
         return None
@@ -66,6 +67,11 @@ def parse_call(line: str, f32: set) -> Optional[Step]:
     if not args or not re.fullmatch(r"\d+", args[-1]):
         return None
     n = int(args[-1])
+    if api == "Cast" and len(args) == 4:
+        mode = args[2].rsplit("::", 1)[-1]
+        kinds = tuple("fp32" if _is_f32(x, f32) else "bf16" if _is_bf16(x, bf16) else None for x in args[1::-1])
+        cast = CASTS.get((*kinds, mode))
+        return Step(cast, args[0], (args[1],), None, n) if cast else None
     shape = {**{a: (2, 0) for a in BINARY}, **{a: (1, 1) for a in SCALAR}, **{a: (1, 0) for a in UNARY},
              "Duplicate": (0, 1)}.get(api)
     if shape is None or len(args) != 2 + shape[0] + shape[1]:
@@ -78,14 +84,22 @@ def parse_call(line: str, f32: set) -> Optional[Step]:
 
 
 def _is_f32(ref: str, f32: set) -> bool:
+    return _is_of(ref, f32, "float")
+
+
+def _is_bf16(ref: str, bf16: frozenset) -> bool:
+    return _is_of(ref, bf16, "bfloat16_t")
+
+
+def _is_of(ref: str, names, ctype: str) -> bool:
     base = re.sub(r"\[[^\[\]]*\]$", "", ref)  # a row view x[r * C] is x's dtype
-    return base in f32 or bool(re.fullmatch(r"\w+\.(Get|GetWithOffset)<float>\([^()]*\)", base))
+    return base in names or bool(re.fullmatch(rf"\w+\.(Get|GetWithOffset)<{ctype}>\([^()]*\)", base))
 
 
-def fuse_body(lines: list, f32: set) -> list:
+def fuse_body(lines: list, f32: set, bf16: frozenset = frozenset()) -> list:
     """A Compute body with its adjacent row loops of fusable calls merged and every run of two
     or more fusable calls wrapped (top level and inside row loops)."""
-    return _wrap_runs(_merge_rows(lines, f32), f32)
+    return _wrap_runs(_merge_rows(lines, f32), f32, frozenset(bf16))
 
 
 def _row_loop(lines: list, k: int):
@@ -141,14 +155,14 @@ def _fusable_body(body: list, f32: set, allow_scalar: bool) -> bool:
     return bool(calls) and all(parse_call(ln, f32) is not None for ln in calls)
 
 
-def _wrap_runs(lines: list, f32: set) -> list:
+def _wrap_runs(lines: list, f32: set, bf16: frozenset) -> list:
     out: list = []
     run: list = []  # (line, step or None for a #line directive)
 
     def flush():
         steps = [s for _, s in run if s is not None]
         if len(steps) >= 2:
-            out.extend(wrap(steps, [ln for ln, _ in run]))
+            out.extend(wrap(steps, [ln for ln, _ in run], bf16))
         else:
             out.extend(ln for ln, _ in run)
         run.clear()
@@ -157,7 +171,7 @@ def _wrap_runs(lines: list, f32: set) -> list:
         if ln.startswith("#line") and run:
             run.append((ln, None))
             continue
-        step = parse_call(ln, f32)
+        step = parse_call(ln, f32, bf16)
         if step is not None and run and not _fits([s for _, s in run if s is not None] + [step], run[0][0], ln):
             flush()
         if step is None:
@@ -180,7 +194,7 @@ def _fits(steps: list, first: str, line: str) -> bool:
     return len(slots) <= MAX_SLOTS and sum(s.scalar is not None for s in steps) <= MAX_SCALARS
 
 
-def wrap(steps: list, lines: list) -> list:
+def wrap(steps: list, lines: list, bf16: frozenset = frozenset()) -> list:
     """The calls in a block the host may replace by one ``FuseF32`` pass."""
     slots: list = []
 
@@ -210,7 +224,9 @@ def wrap(steps: list, lines: list) -> list:
         terms.append(f"pypto_host::fuse::Step<pypto_host::fuse::{api}, {d}, {a}, {b}>")
     first = next(ln for ln in lines if not ln.startswith("#"))
     pad = " " * _indent(first)
-    head = (f"{pad}if (!pypto_host::FuseF32<{loads:#x}u, {stores:#x}u, pypto_host::fuse::Steps<{', '.join(terms)}>>"
+    halves = sum(1 << j for j, x in enumerate(slots) if _is_bf16(x, bf16))
+    tail = f", {halves:#x}u" if halves else ""
+    head = (f"{pad}if (!pypto_host::FuseF32<{loads:#x}u, {stores:#x}u, pypto_host::fuse::Steps<{', '.join(terms)}>{tail}>"
             f"({steps[0].n}, {{{', '.join(scalars)}}}, {', '.join(slots)}))  // {len(steps)} ops in one pass on the host")
     lead = lines[:1] if lines and lines[0].startswith("#line") else []  # the fused call is the first op's line
     body = [ln if ln.startswith("#") else "    " + ln for ln in lines[len(lead):]]

@@ -709,7 +709,9 @@ class SegmentEmitter(IntegerOps):
                 body.append(f"        AscendC::DataCopy(o{r.field}, {self.ref(r.key)}, {n});  // UB -> UB for @{r.gval.buf.name}")
         f32 = {f"l{r.field}" for r in self.per_tile + self.once if r.gval.dtype == "fp32"} | \
             {f"o{r.field}" for r in self.qstores + self.xstores if r.gval.dtype == "fp32"}
-        body = fuse.fuse_body(body, f32)
+        bf16 = {f"l{r.field}" for r in self.per_tile + self.once if r.gval.dtype == "bf16"} | \
+            {f"o{r.field}" for r in self.qstores + self.xstores if r.gval.dtype == "bf16"}
+        body = fuse.fuse_body(body, f32, frozenset(bf16))
         L.extend(body)
         if self.lines_on and body:
             L.append(f'#line {len(L) + 2} "{s.name}.cpp"')

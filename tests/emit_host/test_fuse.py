@@ -37,10 +37,10 @@ SCALAR = {"adds": "{v} + {c}", "subs": "{v} - {c}", "muls": "{v} * {c}", "maxs":
           "mins": "pypto.minimum({v}, {c})"}
 
 
-def _kernel(tmp_path, body: list, rows: int, cols: int, tile: int):
+def _kernel(tmp_path, body: list, rows: int, cols: int, tile: int, dt: str = "DT_FP32"):
     src = textwrap.dedent(f"""
         import pypto
-        F32 = pypto.DT_FP32
+        F32 = pypto.{dt}
 
 
         @pypto.frontend.jit
@@ -49,7 +49,7 @@ def _kernel(tmp_path, body: list, rows: int, cols: int, tile: int):
             pypto.set_vec_tile_shapes({tile}, {cols})
     """)
     src += "".join(f"    {line}\n" for line in body)
-    path = tmp_path / f"chain_{abs(hash(tuple(body))) % 10**8}_{rows}x{cols}.py"
+    path = tmp_path / f"chain_{abs(hash(tuple(body))) % 10**8}_{rows}x{cols}_{dt}.py"
     path.write_text(src)
     return live.find_kernel(live.load_module(str(path)))
 
@@ -147,6 +147,30 @@ def test_fused_run_leaves_the_calls_bits_on_special_values(tmp_path, monkeypatch
     torch.testing.assert_close(fused, interp["out"], rtol=2e-6, atol=1e-30, equal_nan=True)
 
 
+@pytest.mark.parametrize("rows,cols,tile", [(16, 1024, 8), (7, 40, 3)])
+def test_bf16_chain_is_one_run_with_its_casts_and_leaves_the_calls_bits(tmp_path, monkeypatch, rows, cols, tile):
+    """bf16 computes in fp32 between casts (A2 has no bf16 arithmetic): the widening and rounding
+    Casts join the run, so the 6-op chain's 22 calls are one pass."""
+    ops = [("add", "y"), ("muls", 0.5), ("maximum", "y"), ("sub", "x"), ("abs", None), ("adds", 1.0),
+           ("exp", None), ("mins", -0.0), ("div", "y")]
+    program = pipeline.lower(_kernel(tmp_path, _chain(ops), rows, cols, tile, "DT_BF16"))
+    text = "\n".join(v for k, v in pipeline.emit(program, "ascendc").items() if k.endswith("_k1.cpp"))
+    assert re.search(r"Step<pypto_host::fuse::Widen, .*Step<pypto_host::fuse::Round, ", text), text
+    g = torch.Generator().manual_seed(rows)
+    n = rows * cols
+    pool = torch.tensor(SPECIALS)
+    x = torch.where(torch.rand(n, generator=g) < 0.3, pool[torch.randint(len(SPECIALS), (n,), generator=g)],
+                    torch.randn(n, generator=g) * 40).reshape(rows, cols).bfloat16()
+    y = (torch.randn(rows, cols, generator=g) * 3).bfloat16()
+    y.view(-1)[::5] = torch.tensor([3.4e38, -0.0, float("inf"), 1e-39], dtype=torch.bfloat16).repeat(n)[: y.view(-1)[::5].numel()]
+    fused, taken = _run(program, x, y, True, monkeypatch)
+    calls, _ = _run(program, x, y, False, monkeypatch)
+    assert _same(fused.float(), calls.float())
+    assert torch.equal(fused.view(torch.int16)[~torch.isnan(fused)], calls.view(torch.int16)[~torch.isnan(calls)])
+    if _avx2():
+        assert taken > 0
+
+
 ROWWISE = {
     "softmax": ["m = pypto.amax(x, -1, keepdim=True)", "e = pypto.exp(x - m)", "d = pypto.sum(e, -1, keepdim=True)",
                 "out[:] = e / d"],
@@ -205,25 +229,32 @@ extern "C" int fuse_checks()
 {
     alignas(64) static uint8_t ub[1 << 16];
     auto at = [&](uint32_t addr, uint32_t count) { TensorDesc d; d.ub = ub; d.addr = addr; d.count = count; return d; };
+    static const uint32_t four[] = {4, 4, 4}, mixed[] = {4, 2};
     const TensorDesc a = at(0, 1024), b = at(4096, 1024), c = at(8192, 1024);
     const TensorDesc* ok[] = {&a, &b, &c};
-    if (!AscendC::detail::FuseOperands(ok, 3, 1024)) return 1;           // disjoint whole slots
+    if (!AscendC::detail::FuseOperands(ok, four, 3, 1024)) return 1;           // disjoint whole slots
     const TensorDesc half = at(2048, 1024);
     const TensorDesc* part[] = {&a, &half};
-    if (AscendC::detail::FuseOperands(part, 2, 1024)) return 2;          // overlapping, not the same start
+    if (AscendC::detail::FuseOperands(part, four, 2, 1024)) return 2;          // overlapping, not the same start
     const TensorDesc same = at(0, 1024);
     const TensorDesc* twice[] = {&a, &same};
-    if (AscendC::detail::FuseOperands(twice, 2, 1024)) return 3;         // one buffer as two slots
-    if (AscendC::detail::FuseOperands(ok, 3, 1025)) return 4;            // count past an operand
+    if (AscendC::detail::FuseOperands(twice, four, 2, 1024)) return 3;         // one buffer as two slots
+    if (AscendC::detail::FuseOperands(ok, four, 3, 1025)) return 4;            // count past an operand
     const TensorDesc odd = at(4100, 512);
     const TensorDesc* misaligned[] = {&a, &odd};
-    if (AscendC::detail::FuseOperands(misaligned, 2, 256)) return 5;     // not 32-byte aligned
+    if (AscendC::detail::FuseOperands(misaligned, four, 2, 256)) return 5;     // not 32-byte aligned
     TensorDesc unbound;
     const TensorDesc* none[] = {&a, &unbound};
-    if (AscendC::detail::FuseOperands(none, 2, 8)) return 6;             // never allocated
-    if (AscendC::detail::FuseOperands(ok, 3, -1)) return 7;              // negative count: the call faults
+    if (AscendC::detail::FuseOperands(none, four, 2, 8)) return 6;             // never allocated
+    if (AscendC::detail::FuseOperands(ok, four, 3, -1)) return 7;              // negative count: the call faults
+    const TensorDesc h = at(4096, 2048);  // 1024 bf16 right after 1024 floats: disjoint ...
+    const TensorDesc* halves[] = {&a, &h};
+    if (!AscendC::detail::FuseOperands(halves, mixed, 2, 1024)) return 9;
+    const TensorDesc h2 = at(2048, 2048);  // ... not so at byte 2048 (the floats reach 4096)
+    const TensorDesc* clash[] = {&a, &h2};
+    if (AscendC::detail::FuseOperands(clash, mixed, 2, 1024)) return 10;
     pypto_host_set_fuse(0);
-    const bool off = AscendC::detail::FuseOperands(ok, 3, 1024);
+    const bool off = AscendC::detail::FuseOperands(ok, four, 3, 1024);
     pypto_host_set_fuse(1);
     if (off) return 8;                                                    // fusion off
     return 0;
@@ -249,12 +280,12 @@ def _avx2() -> bool:
 
 
 def test_runs_split_at_the_slot_and_scalar_limits():
-    refs = [f"t{k}" for k in range(9)]
-    body = [f"        AscendC::Exp({refs[k + 1]}, {refs[k]}, 64);" for k in range(8)]  # a new slot each
+    refs = [f"t{k}" for k in range(11)]
+    body = [f"        AscendC::Exp({refs[k + 1]}, {refs[k]}, 64);" for k in range(10)]  # a new slot each
     out = fuse.fuse_body(body, set(refs))
     heads = [ln for ln in out if "FuseF32" in ln]
-    assert len(heads) == 2 and "5 ops" in heads[0] and "3 ops" in heads[1]  # 6 slots, then the rest
-    assert sum(ln.strip().startswith("AscendC::Exp(") for ln in out) == 8
+    assert len(heads) == 2 and "7 ops" in heads[0] and "3 ops" in heads[1]  # 8 slots, then the rest
+    assert sum(ln.strip().startswith("AscendC::Exp(") for ln in out) == 10
     # not fused: an operand not known to be float, another count, a call of another form
     assert fuse.parse_call("        AscendC::Exp(h0, t1, 64);", set(refs)) is None
     mixed = fuse.fuse_body(["        AscendC::Exp(t1, t0, 64);", "        AscendC::Exp(t2, t1, 32);"], set(refs))

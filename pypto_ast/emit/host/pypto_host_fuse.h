@@ -28,9 +28,10 @@
 
 namespace AscendC {
 namespace detail {
-// True when the n-element float operands t[0..k) may run fused: each as a count-form vector op
-// would accept it, distinct ones disjoint, the CPU has AVX2 and fusion is on.
-bool FuseOperands(const TensorDesc* const* t, int k, int64_t n);
+// True when the n-element operands t[0..k) (elem[i] bytes an element) may run fused: each as a
+// count-form vector op or Cast would accept it, distinct ones disjoint, the CPU has AVX2 and
+// fusion is on.
+bool FuseOperands(const TensorDesc* const* t, const uint32_t* elem, int k, int64_t n);
 // The runtime's prefetch of the next tile, as a call touching `bytes` would issue it.
 void FusePrefetch(uint64_t bytes);
 }  // namespace detail
@@ -41,12 +42,13 @@ void FusePrefetch(uint64_t bytes);
 
 namespace pypto_host {
 namespace fuse {
-enum Code { Add, Sub, Mul, Div, Max, Min, Adds, Muls, Maxs, Mins, Exp, Abs, Sqrt, Relu, Reciprocal, Dup };
+enum Code { Add, Sub, Mul, Div, Max, Min, Adds, Muls, Maxs, Mins, Exp, Abs, Sqrt, Relu, Reciprocal, Dup, Widen, Round };
 // One op: slot D = C(slot A, slot B) for the binary ops, C(slot A, scalar B) for the scalar ones,
-// C(slot A) for the unary ones; Dup (Duplicate) fills slot D with scalar B.
+// C(slot A) for the unary ones; Dup (Duplicate) fills slot D with scalar B; Widen / Round are
+// Cast bf16 -> float (CAST_NONE) and float -> bf16 (CAST_RINT).
 template <int C, int D, int A, int B = 0> struct Step {};
 template <typename... S> struct Steps {};
-constexpr int kSlots = 6;   // distinct UB operands of one run (the emitter splits longer runs)
+constexpr int kSlots = 8;   // distinct UB operands of one run (the emitter splits longer runs)
 constexpr int kScalars = 8;
 constexpr int kGroup = 32;  // floats per step: four AVX2 vectors side by side
 }  // namespace fuse
@@ -60,6 +62,32 @@ namespace fuse {
 typedef float VF8 __attribute__((vector_size(32)));
 typedef int32_t VI8 __attribute__((vector_size(32)));
 typedef float VF8UA __attribute__((vector_size(32), aligned(4), may_alias));  // UB bytes
+typedef uint32_t VU8 __attribute__((vector_size(32)));
+typedef uint16_t VH8 __attribute__((vector_size(16)));
+typedef uint16_t VH8UA __attribute__((vector_size(16), aligned(2), may_alias));  // 8 bf16 in UB
+// A bf16 slot is held in registers as its bits << 16 (a float with the same value); loads and
+// stores move the 16 bits.
+__attribute__((always_inline)) inline VF8 LoadBf16(const uint16_t* q)
+{
+    return (VF8)(__builtin_convertvector(*reinterpret_cast<const VH8UA*>(q), VU8) << 16);
+}
+__attribute__((always_inline)) inline void StoreBf16(uint16_t* q, VF8 v)
+{
+    *reinterpret_cast<VH8UA*>(q) = __builtin_convertvector((VU8)v >> 16, VH8);
+}
+// runtime/fastfloat.h's Bf16Widened and Bf16Rounded on 8 lanes: a NaN widens to a quiet NaN of
+// its sign and rounds to 0x7FC0; else rounding to nearest even is an add on the bits.
+__attribute__((always_inline)) inline VF8 WidenV(VF8 v)
+{
+    const VU8 w = (VU8)v;
+    return (VF8)((w & 0x7FFFFFFFu) > 0x7F800000u ? (w & 0x80000000u) | 0x7FC00000u : w);
+}
+__attribute__((always_inline)) inline VF8 RoundV(VF8 v)
+{
+    const VU8 w = (VU8)v;
+    const VU8 r = ((w + 0x7FFFu + ((w >> 16) & 1u)) >> 16) << 16;
+    return (VF8)((w & 0x7FFFFFFFu) > 0x7F800000u ? VU8{} + 0x7FC00000u : r);
+}
 // ArithF's '>' and '<' (runtime/fastfloat.h) on 8 lanes: equal operands differ at most in the sign
 // of a zero (AND of the bits for max, OR for min); else a NaN first operand or the larger wins.
 __attribute__((always_inline)) inline VF8 MaxV(VF8 x, VF8 y)
@@ -122,76 +150,104 @@ __attribute__((always_inline)) inline void Apply(Step<C, D, A, B>, VF8 (*v)[4], 
             else if constexpr (C == Abs) v[D][j] = (VF8)((VI8)a & 0x7FFFFFFF);
             else if constexpr (C == Sqrt) v[D][j] = __builtin_ia32_sqrtps256(a);
             else if constexpr (C == Relu) v[D][j] = MaxV(a, VF8{});
+            else if constexpr (C == Widen) v[D][j] = WidenV(a);
+            else if constexpr (C == Round) v[D][j] = RoundV(a);
             else v[D][j] = 1.0f / a;
         }
     }
 }
-// One group of 32 elements at p[.] + k; a tail group (m < 32) goes through a local copy, its
-// unused lanes zero (lanes are independent; only the m valid ones are stored).
-template <unsigned L, unsigned W, typename... S>
-__attribute__((always_inline)) inline void Group(Steps<S...>, float* const* p, int64_t k, int64_t m, const float* s)
+// One group of 32 elements at p[.] + k (slots in H hold bf16: 2 bytes an element); a tail group
+// (m < 32) goes through a local copy, its unused lanes zero (lanes are independent; only the m
+// valid ones are stored).
+template <unsigned L, unsigned W, unsigned H, typename... S>
+__attribute__((always_inline)) inline void Group(Steps<S...>, void* const* p, int64_t k, int64_t m, const float* s)
 {
     VF8 v[kSlots][4];
     for (int i = 0; i < kSlots; ++i) {
         if (!(L & (1u << i))) continue;
-        if (m == kGroup) {
-            for (int j = 0; j < 4; ++j) v[i][j] = reinterpret_cast<const VF8UA*>(p[i] + k)[j];
+        if (H & (1u << i)) {
+            const uint16_t* q = static_cast<const uint16_t*>(p[i]) + k;
+            uint16_t t[kGroup] = {};
+            if (m < kGroup) {
+                for (int64_t l = 0; l < m; ++l) t[l] = q[l];
+                q = t;
+            }
+            for (int j = 0; j < 4; ++j) v[i][j] = LoadBf16(q + 8 * j);
         } else {
+            const float* q = static_cast<const float*>(p[i]) + k;
             float t[kGroup] = {};
-            for (int64_t l = 0; l < m; ++l) t[l] = p[i][k + l];
-            for (int j = 0; j < 4; ++j) v[i][j] = reinterpret_cast<const VF8UA*>(t)[j];
+            if (m < kGroup) {
+                for (int64_t l = 0; l < m; ++l) t[l] = q[l];
+                q = t;
+            }
+            for (int j = 0; j < 4; ++j) v[i][j] = reinterpret_cast<const VF8UA*>(q)[j];
         }
     }
     (Apply(S{}, v, s), ...);
     for (int i = 0; i < kSlots; ++i) {
         if (!(W & (1u << i))) continue;
-        if (m == kGroup) {
-            for (int j = 0; j < 4; ++j) reinterpret_cast<VF8UA*>(p[i] + k)[j] = v[i][j];
+        if (H & (1u << i)) {
+            uint16_t* q = static_cast<uint16_t*>(p[i]) + k;
+            uint16_t t[kGroup];
+            uint16_t* o = m < kGroup ? t : q;
+            for (int j = 0; j < 4; ++j) StoreBf16(o + 8 * j, v[i][j]);
+            for (int64_t l = 0; m < kGroup && l < m; ++l) q[l] = t[l];
         } else {
+            float* q = static_cast<float*>(p[i]) + k;
             float t[kGroup];
-            for (int j = 0; j < 4; ++j) reinterpret_cast<VF8UA*>(t)[j] = v[i][j];
-            for (int64_t l = 0; l < m; ++l) p[i][k + l] = t[l];
+            float* o = m < kGroup ? t : q;
+            for (int j = 0; j < 4; ++j) reinterpret_cast<VF8UA*>(o)[j] = v[i][j];
+            for (int64_t l = 0; m < kGroup && l < m; ++l) q[l] = t[l];
         }
     }
 }
 // The groups, each after its share of the prefetch of the next tile that the calls would have
 // issued (a few lines per group: issued in bursts of a quarter tile, most of the prefetches were
 // lost and the pass ran 1.1x longer on Zen 3).
-template <unsigned L, unsigned W, typename St>
-__attribute__((noinline)) void Loop(int64_t n, float* const* p, const float* s, uint64_t bytes)
+template <unsigned L, unsigned W, unsigned H, typename St>
+__attribute__((noinline)) void Loop(int64_t n, void* const* p, const float* s, uint64_t bytes)
 {
     const int64_t groups = (n + kGroup - 1) / kGroup;
     const uint64_t share = bytes / static_cast<uint64_t>(groups > 0 ? groups : 1);
     int64_t k = 0;
     for (; k + kGroup <= n; k += kGroup) {
         AscendC::detail::FusePrefetch(share);
-        Group<L, W>(St{}, p, k, kGroup, s);
+        Group<L, W, H>(St{}, p, k, kGroup, s);
     }
-    if (k < n) Group<L, W>(St{}, p, k, n - k, s);
+    if (k < n) Group<L, W, H>(St{}, p, k, n - k, s);
 }
 }  // namespace fuse
 }  // namespace pypto_host
 #pragma GCC pop_options
 
 namespace pypto_host {
-// The run St on the operands `slots` (slot i = slots[i]), LOADS / STORES the bit sets of the
-// slots it reads before writing / writes; false (nothing done) when the calls must run instead.
-template <unsigned L, unsigned W, typename St, typename... T>
+// The run St on the operands `slots` (slot i = slots[i]; bit i of H set where it is bf16), LOADS /
+// STORES the bit sets of the slots it reads before writing / writes; false (nothing done) when
+// the calls must run instead.
+template <unsigned L, unsigned W, typename St, unsigned H = 0, typename... T>
 inline bool FuseF32(int32_t n, std::initializer_list<float> scalars, const AscendC::LocalTensor<T>&... slots)
 {
     static_assert(sizeof...(T) <= fuse::kSlots, "a fused run has at most kSlots operands");
-    static_assert((std::is_same<T, float>::value && ...), "fused runs are float only");
-    const AscendC::detail::TensorDesc* d[] = {&slots.d_...};
+    constexpr bool bf16[] = {std::is_same<T, bfloat16_t>::value...};
+    constexpr bool ok[] = {(std::is_same<T, float>::value || std::is_same<T, bfloat16_t>::value)...};
     constexpr int k = static_cast<int>(sizeof...(T));
-    const uint64_t bytes = static_cast<uint64_t>(n) * 4 * k;  // the slots' bytes, for the prefetch
-    if (scalars.size() > static_cast<size_t>(fuse::kScalars) || !AscendC::detail::FuseOperands(d, k, n))
+    static_assert([&] {
+        for (int i = 0; i < k; ++i)
+            if (!ok[i] || bf16[i] != static_cast<bool>(H & (1u << i))) return false;
+        return true;
+    }(), "fused runs are float and bf16 slots, H naming the bf16 ones");
+    const AscendC::detail::TensorDesc* d[] = {&slots.d_...};
+    const uint32_t elem[] = {static_cast<uint32_t>(sizeof(T))...};
+    uint64_t bytes = 0;  // the slots' bytes, for the prefetch
+    for (int i = 0; i < k; ++i) bytes += static_cast<uint64_t>(n) * elem[i];
+    if (scalars.size() > static_cast<size_t>(fuse::kScalars) || !AscendC::detail::FuseOperands(d, elem, k, n))
         return false;
-    float* p[fuse::kSlots] = {};
-    for (int i = 0; i < k; ++i) p[i] = reinterpret_cast<float*>(d[i]->ub + d[i]->addr);
+    void* p[fuse::kSlots] = {};
+    for (int i = 0; i < k; ++i) p[i] = d[i]->ub + d[i]->addr;
     float s[fuse::kScalars] = {};
     int j = 0;
     for (float x : scalars) s[j++] = x;
-    fuse::Loop<L, W, St>(n, p, s, bytes);
+    fuse::Loop<L, W, H, St>(n, p, s, bytes);
     return true;
 }
 }  // namespace pypto_host

@@ -328,7 +328,7 @@ std::atomic<bool> g_fuse{true};
 std::atomic<uint64_t> g_fusedRuns{0};  // runs taken fused since the library was loaded (for tests)
 // What VecBinary / VecScalar / VecUnary would accept of each operand, without faulting (the calls
 // run instead and fault when this says no), and distinct operands disjoint over n floats.
-bool FuseOperands(const TensorDesc* const* t, int k, int64_t n)
+bool FuseOperands(const TensorDesc* const* t, const uint32_t* elem, int k, int64_t n)
 {
     static const bool avx2 = __builtin_cpu_supports("avx2");
     if (!avx2 || !g_fuse.load(std::memory_order_relaxed) || n < 0) return false;
@@ -342,7 +342,8 @@ bool FuseOperands(const TensorDesc* const* t, int k, int64_t n)
         for (int j = 0; j < i; ++j) {
             const TensorDesc& e = *t[j];
             if (e.ub != d.ub) continue;
-            const uint64_t a0 = d.addr, a1 = a0 + static_cast<uint64_t>(n) * 4, b0 = e.addr, b1 = b0 + static_cast<uint64_t>(n) * 4;
+            const uint64_t a0 = d.addr, a1 = a0 + static_cast<uint64_t>(n) * elem[i];
+            const uint64_t b0 = e.addr, b1 = b0 + static_cast<uint64_t>(n) * elem[j];
             if (n > 0 && a0 < b1 && b0 < a1) return false;
         }
     }
