@@ -88,7 +88,7 @@ def reload() -> None:
 
     host_fuse = _choice("PYPTO_AST_HOST_FUSE", "on", ("on", "off")) == "on"
     """Run each emitted run of fp32 count-form elementwise ops as one pass over UB (the
-    ``PYPTO_HOST_FUSE`` branch of the Ascend C, docs/design.md §33); ``off`` runs the Ascend C
+    ``PYPTO_HOST_FUSE`` branch of the Ascend C, docs/design.md §34); ``off`` runs the Ascend C
     calls one by one.  The same bits either way (for tests and timings)."""
 
     ascend_driver = Path(_text("PYPTO_AST_ASCEND_DRIVER", "/usr/local/Ascend/driver")).expanduser()

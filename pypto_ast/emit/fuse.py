@@ -25,6 +25,9 @@ UNARY = ("Exp", "Abs", "Sqrt", "Relu", "Reciprocal")
 CASTS = {("bf16", "fp32", "CAST_NONE"): "Widen", ("fp32", "bf16", "CAST_RINT"): "Round"}  # (from, to, mode)
 MAX_SLOTS = 8    # pypto_host::fuse::kSlots
 MAX_SCALARS = 8  # pypto_host::fuse::kScalars
+# operands of each call: (tensor sources, scalars) after its dst
+_ARITY = {**{a: (2, 0) for a in BINARY}, **{a: (1, 1) for a in SCALAR}, **{a: (1, 0) for a in UNARY},
+          "Duplicate": (0, 1)}
 _CALL = re.compile(r"^( +)AscendC::(\w+)\((.*)\);( *//.*)?$")
 _ROWS = re.compile(r"^        for \(uint32_t r = 0; r < \w+; \+\+r\) \{$")
 _SCALAR_DECL = re.compile(r"^ +const float s = [^;]*;( *//.*)?$")
@@ -72,8 +75,7 @@ def parse_call(line: str, f32: set, bf16: frozenset = frozenset()) -> Optional[S
         kinds = tuple("fp32" if _is_f32(x, f32) else "bf16" if _is_bf16(x, bf16) else None for x in args[1::-1])
         cast = CASTS.get((*kinds, mode))
         return Step(cast, args[0], (args[1],), None, n) if cast else None
-    shape = {**{a: (2, 0) for a in BINARY}, **{a: (1, 1) for a in SCALAR}, **{a: (1, 0) for a in UNARY},
-             "Duplicate": (0, 1)}.get(api)
+    shape = _ARITY.get(api)
     if shape is None or len(args) != 2 + shape[0] + shape[1]:
         return None
     tensors = args[:1 + shape[0]]
@@ -99,7 +101,7 @@ def _is_of(ref: str, names, ctype: str) -> bool:
 def fuse_body(lines: list, f32: set, bf16: frozenset = frozenset()) -> list:
     """A Compute body with its adjacent row loops of fusable calls merged and every run of two
     or more fusable calls wrapped (top level and inside row loops)."""
-    return _wrap_runs(_merge_rows(lines, f32), f32, frozenset(bf16))
+    return _wrap_runs(_merge_rows(lines, f32), f32, bf16)
 
 
 def _row_loop(lines: list, k: int):
@@ -162,7 +164,7 @@ def _wrap_runs(lines: list, f32: set, bf16: frozenset) -> list:
     def flush():
         steps = [s for _, s in run if s is not None]
         if len(steps) >= 2:
-            out.extend(wrap(steps, [ln for ln, _ in run], bf16))
+            out.extend(wrap(steps, [ln for ln, _ in run]))
         else:
             out.extend(ln for ln, _ in run)
         run.clear()
@@ -194,8 +196,9 @@ def _fits(steps: list, first: str, line: str) -> bool:
     return len(slots) <= MAX_SLOTS and sum(s.scalar is not None for s in steps) <= MAX_SCALARS
 
 
-def wrap(steps: list, lines: list, bf16: frozenset = frozenset()) -> list:
-    """The calls in a block the host may replace by one ``FuseF32`` pass."""
+def wrap(steps: list, lines: list) -> list:
+    """The calls in a block the host may replace by one ``FuseF32`` pass (which of its slots are
+    bf16 it takes from their types)."""
     slots: list = []
 
     def slot(x: str) -> int:
@@ -224,9 +227,7 @@ def wrap(steps: list, lines: list, bf16: frozenset = frozenset()) -> list:
         terms.append(f"pypto_host::fuse::Step<pypto_host::fuse::{api}, {d}, {a}, {b}>")
     first = next(ln for ln in lines if not ln.startswith("#"))
     pad = " " * _indent(first)
-    halves = sum(1 << j for j, x in enumerate(slots) if _is_bf16(x, bf16))
-    tail = f", {halves:#x}u" if halves else ""
-    head = (f"{pad}if (!pypto_host::FuseF32<{loads:#x}u, {stores:#x}u, pypto_host::fuse::Steps<{', '.join(terms)}>{tail}>"
+    head = (f"{pad}if (!pypto_host::FuseF32<{loads:#x}u, {stores:#x}u, pypto_host::fuse::Steps<{', '.join(terms)}>>"
             f"({steps[0].n}, {{{', '.join(scalars)}}}, {', '.join(slots)}))  // {len(steps)} ops in one pass on the host")
     lead = lines[:1] if lines and lines[0].startswith("#line") else []  # the fused call is the first op's line
     body = [ln if ln.startswith("#") else "    " + ln for ln in lines[len(lead):]]

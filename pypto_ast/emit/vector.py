@@ -707,11 +707,11 @@ class SegmentEmitter(IntegerOps):
             if not (h[0] == "out" and h[1] is r):
                 n = self.count(r.key) if r.kind in ("F", "R") else self.stride(r.kind, r.gval.dtype)
                 body.append(f"        AscendC::DataCopy(o{r.field}, {self.ref(r.key)}, {n});  // UB -> UB for @{r.gval.buf.name}")
-        f32 = {f"l{r.field}" for r in self.per_tile + self.once if r.gval.dtype == "fp32"} | \
-            {f"o{r.field}" for r in self.qstores + self.xstores if r.gval.dtype == "fp32"}
-        bf16 = {f"l{r.field}" for r in self.per_tile + self.once if r.gval.dtype == "bf16"} | \
-            {f"o{r.field}" for r in self.qstores + self.xstores if r.gval.dtype == "bf16"}
-        body = fuse.fuse_body(body, f32, frozenset(bf16))
+        def locals_of(dt: str) -> frozenset:  # the Compute's named local tensors of dtype dt
+            return frozenset([f"l{r.field}" for r in self.per_tile + self.once if r.gval.dtype == dt] +
+                             [f"o{r.field}" for r in self.qstores + self.xstores if r.gval.dtype == dt])
+
+        body = fuse.fuse_body(body, locals_of("fp32"), locals_of("bf16"))
         L.extend(body)
         if self.lines_on and body:
             L.append(f'#line {len(L) + 2} "{s.name}.cpp"')

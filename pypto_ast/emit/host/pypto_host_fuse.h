@@ -221,21 +221,22 @@ __attribute__((noinline)) void Loop(int64_t n, void* const* p, const float* s, u
 #pragma GCC pop_options
 
 namespace pypto_host {
-// The run St on the operands `slots` (slot i = slots[i]; bit i of H set where it is bf16), LOADS /
-// STORES the bit sets of the slots it reads before writing / writes; false (nothing done) when
-// the calls must run instead.
-template <unsigned L, unsigned W, typename St, unsigned H = 0, typename... T>
+// The run St on the operands `slots` (slot i = slots[i], float or bf16), LOADS / STORES the bit
+// sets of the slots it reads before writing / writes; false (nothing done) when the calls must run
+// instead.
+template <unsigned L, unsigned W, typename St, typename... T>
 inline bool FuseF32(int32_t n, std::initializer_list<float> scalars, const AscendC::LocalTensor<T>&... slots)
 {
     static_assert(sizeof...(T) <= fuse::kSlots, "a fused run has at most kSlots operands");
-    constexpr bool bf16[] = {std::is_same<T, bfloat16_t>::value...};
-    constexpr bool ok[] = {(std::is_same<T, float>::value || std::is_same<T, bfloat16_t>::value)...};
+    static_assert(((std::is_same<T, float>::value || std::is_same<T, bfloat16_t>::value) && ...),
+                  "fused runs are of float and bf16 slots");
     constexpr int k = static_cast<int>(sizeof...(T));
-    static_assert([&] {
-        for (int i = 0; i < k; ++i)
-            if (!ok[i] || bf16[i] != static_cast<bool>(H & (1u << i))) return false;
-        return true;
-    }(), "fused runs are float and bf16 slots, H naming the bf16 ones");
+    constexpr unsigned H = [] {  // the bf16 slots, as a bit set
+        constexpr bool half[] = {std::is_same<T, bfloat16_t>::value...};
+        unsigned h = 0;
+        for (int i = 0; i < k; ++i) h |= half[i] ? 1u << i : 0u;
+        return h;
+    }();
     const AscendC::detail::TensorDesc* d[] = {&slots.d_...};
     const uint32_t elem[] = {static_cast<uint32_t>(sizeof(T))...};
     uint64_t bytes = 0;  // the slots' bytes, for the prefetch

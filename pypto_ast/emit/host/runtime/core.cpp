@@ -190,9 +190,16 @@ static std::string QueueWhere(const QueueCore& q)
     return m.str();
 }
 
+bool IsLive(const TensorDesc& d)
+{
+    if (!d.owner) return true;
+    const QueueBuf& b = d.owner->bufs[static_cast<size_t>(d.buf)];
+    return b.gen == d.gen && b.state != BufState::Free && b.state != BufState::Queued;
+}
+
 void CheckLive(const TensorDesc& d, const char* op)
 {
-    if (!d.owner) return;
+    if (IsLive(d)) return;
     const QueueBuf& b = d.owner->bufs[static_cast<size_t>(d.buf)];
     if (b.gen != d.gen || b.state == BufState::Free) {
         Fault(std::string(op) + ": LocalTensor used after FreeTensor (its queue buffer was released"

@@ -326,19 +326,16 @@ void VecBrcb(Ty t, const TensorDesc& dst, const TensorDesc& src, uint8_t repeatT
 // ---- fused runs (pypto_host_fuse.h) ---------------------------------------------------------
 std::atomic<bool> g_fuse{true};
 std::atomic<uint64_t> g_fusedRuns{0};  // runs taken fused since the library was loaded (for tests)
-// What VecBinary / VecScalar / VecUnary would accept of each operand, without faulting (the calls
-// run instead and fault when this says no), and distinct operands disjoint over n floats.
+// What VecBinary / VecScalar / VecUnary / Cast would accept of each operand, without faulting (the
+// calls run instead and fault when this says no), and distinct operands disjoint over their n
+// elements.
 bool FuseOperands(const TensorDesc* const* t, const uint32_t* elem, int k, int64_t n)
 {
     static const bool avx2 = __builtin_cpu_supports("avx2");
     if (!avx2 || !g_fuse.load(std::memory_order_relaxed) || n < 0) return false;
     for (int i = 0; i < k; ++i) {
         const TensorDesc& d = *t[i];
-        if (!d.ub || d.addr % kBlock != 0 || n > static_cast<int64_t>(d.count)) return false;
-        if (d.owner) {
-            const QueueBuf& b = d.owner->bufs[static_cast<size_t>(d.buf)];
-            if (b.gen != d.gen || b.state == BufState::Free || b.state == BufState::Queued) return false;  // as CheckLive
-        }
+        if (!d.ub || !IsLive(d) || d.addr % kBlock != 0 || n > static_cast<int64_t>(d.count)) return false;
         for (int j = 0; j < i; ++j) {
             const TensorDesc& e = *t[j];
             if (e.ub != d.ub) continue;

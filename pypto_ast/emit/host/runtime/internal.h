@@ -252,6 +252,7 @@ template <> inline half FromD<half>(double d) { return half(d); }
 template <> inline bfloat16_t FromD<bfloat16_t>(double d) { return bfloat16_t(d); }
 
 void CheckLive(const TensorDesc& d, const char* op);  // runtime/core.cpp
+bool IsLive(const TensorDesc& d);                      // what CheckLive checks, without faulting
 // Cube memories of a TPipe (runtime/cube.cpp); `pools` is the TPipe's, created on first use.
 void CubeInitQueue(void*& pools, QueueCore& q, uint8_t num, uint32_t len);
 void CubeInitTBuf(void*& pools, TPosition pos, uint8_t*& ub, uint32_t& addr, uint32_t& len, uint32_t bytes);
