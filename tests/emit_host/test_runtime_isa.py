@@ -9,7 +9,9 @@ that fused them into FMAs (g++'s default where the ISA has FMA, unless -ffp-cont
 gives a different hash on x86-64-v4 and AVX2 with FMA.  The bf16 casts have two bodies (64-byte
 vectors for x86-64-v4, a plain loop for the others) and so has Exp (four vectors side by side for
 AVX2, a loop for the others): a baseline build with the bodies the baseline does not take is one
-more variant, so each pair is compared on every x86-64 CPU.
+more variant, so each pair is compared on every x86-64 CPU.  ReduceSum's 64-element trees have
+two bodies too (horizontal adds for AVX2, shuffles for the others): the AVX2 build compares them
+on any AVX2 CPU.
 """
 
 import platform
@@ -62,10 +64,21 @@ int main()
     }
     CastBf16ToF32(reinterpret_cast<uint8_t*>(wide.data()), reinterpret_cast<const uint8_t*>(all.data()),
                   static_cast<int64_t>(all.size()));
+    // ReduceSum's 64-element trees, over the patterns and over the same mantissas with exponents
+    // of 2^-20 .. 2^19 (finite sums that round at every level); a NaN sum hashes as one NaN
+    // (payloads are unspecified: docs/semantics.md).
+    std::vector<uint32_t> mid(in.size());
+    for (size_t i = 0; i < in.size(); ++i) mid[i] = (in[i] & 0x807FFFFFu) | ((107u + (in[i] >> 23) % 40u) << 23);
+    const uint32_t reps = static_cast<uint32_t>(in.size() / 64);
+    std::vector<float> sums(2 * reps);
+    TreeSums64(src, reps, sums.data());
+    TreeSums64(reinterpret_cast<const uint8_t*>(mid.data()), reps, sums.data() + reps);
+    for (float& x : sums) if (x != x) x = __builtin_nanf("");
     uint64_t h = 1469598103934665603ull;
     h = Hash(h, e.data(), e.size() * 4);
     h = Hash(h, b.data(), b.size() * 2);
     h = Hash(h, wide.data(), wide.size() * 4);
+    h = Hash(h, sums.data(), sums.size() * 4);
     std::printf("%zu values, hash %016llx\n", in.size(), static_cast<unsigned long long>(h));
     return 0;
 }

@@ -6,6 +6,10 @@
 
 #include "runtime/internal.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace AscendC {
 namespace detail {
 namespace {
@@ -396,6 +400,62 @@ __attribute__((target("default"))) void ExpF32(uint8_t* d, const uint8_t* a, int
 inline void ExpF32(uint8_t* d, const uint8_t* a, int64_t n) { ExpF32Four(d, a, n); }
 #else
 inline void ExpF32(uint8_t* d, const uint8_t* a, int64_t n) { FastUnary<float>(d, a, n, ExpFn{}); }
+#endif
+
+// ---- Float ReduceSum's repeats ---------------------------------------------------------
+// One repeat of 64 elements sums as TreeSum (reduce.cpp) does: halves of a power of two, which
+// are adjacent pairs, level by level, each pair one float add (= Arith<float>).  Two bodies,
+// the same adds in the same tree: shuffles that gather the even- and odd-indexed elements of 16
+// (any ISA; on AVX2 these are two-source lane crossings, 4 shuffles a level-pair), and AVX's
+// horizontal adds, which add adjacent pairs in place within each 128-bit lane, so that three
+// levels cost one hadd per two vectors and one lane swap (2.2x the repeats per second of the
+// shuffles on Zen 3, the same bits: tests/emit_host/test_runtime_isa.py).  The AVX2 clone takes
+// the hadds; x86-64-v4 keeps the shuffles, which AVX-512's two-source permutes do in one
+// instruction each (not measured here: no AVX-512 CPU).
+typedef float V4 __attribute__((vector_size(16)));
+// (Vectors pass by pointer: by value they would change the ABI between the ISA clones.)
+inline void PairSums(VF8* out, const VF8* x, const VF8* y)
+{
+    *out = __builtin_shufflevector(*x, *y, 0, 2, 4, 6, 8, 10, 12, 14) + __builtin_shufflevector(*x, *y, 1, 3, 5, 7, 9, 11, 13, 15);
+}
+inline float TreeSum64(const uint8_t* p)
+{
+    typedef float VF8U __attribute__((vector_size(32), aligned(4), may_alias));  // UB bytes
+    VF8 v[8];
+    for (int i = 0; i < 8; ++i) v[i] = reinterpret_cast<const VF8U*>(p)[i];
+    for (int w = 4; w >= 1; w /= 2)
+        for (int i = 0; i < w; ++i) PairSums(&v[i], &v[2 * i], &v[2 * i + 1]);
+    const V4 d = __builtin_shufflevector(v[0], v[0], 0, 2, 4, 6) + __builtin_shufflevector(v[0], v[0], 1, 3, 5, 7);
+    return (d[0] + d[1]) + (d[2] + d[3]);
+}
+inline void TreeSums64Shuffled(const uint8_t* p, uint32_t reps, float* out)
+{
+    for (uint32_t r = 0; r < reps; ++r) out[r] = TreeSum64(p + static_cast<size_t>(r) * 256);
+}
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// hadd(x, y) = [x0+x1, x2+x3, y0+y1, y2+y3 | x4+x5, x6+x7, y4+y5, y6+y7].  Over v0..v7 (8
+// consecutive floats each): two rounds give, per 128-bit lane, the quads' sums of four vectors;
+// joining the lanes gives the 8 vector sums in order, and three more levels the repeat's sum.
+#define PYPTO_HOST_HADD_BODY                                                                              \
+    for (uint32_t r = 0; r < reps; ++r) {                                                                  \
+        const float* q = reinterpret_cast<const float*>(p + static_cast<size_t>(r) * 256);                  \
+        __m256 v[8];                                                                                         \
+        for (int i = 0; i < 8; ++i) v[i] = _mm256_loadu_ps(q + 8 * i);                                       \
+        const __m256 lo4 = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));            \
+        const __m256 hi4 = _mm256_hadd_ps(_mm256_hadd_ps(v[4], v[5]), _mm256_hadd_ps(v[6], v[7]));            \
+        const __m256 s8 = _mm256_add_ps(_mm256_permute2f128_ps(lo4, hi4, 0x20), _mm256_permute2f128_ps(lo4, hi4, 0x31)); \
+        const __m256 s2 = _mm256_hadd_ps(_mm256_hadd_ps(s8, s8), _mm256_setzero_ps());                      \
+        out[r] = _mm_cvtss_f32(_mm_add_ss(_mm256_castps256_ps128(s2), _mm256_extractf128_ps(s2, 1)));       \
+    }
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(PYPTO_HOST_NO_CLONES)
+__attribute__((target("avx2"))) void TreeSums64(const uint8_t* p, uint32_t reps, float* out) { PYPTO_HOST_HADD_BODY }
+__attribute__((target("arch=x86-64-v4"))) void TreeSums64(const uint8_t* p, uint32_t reps, float* out) { TreeSums64Shuffled(p, reps, out); }
+__attribute__((target("default"))) void TreeSums64(const uint8_t* p, uint32_t reps, float* out) { TreeSums64Shuffled(p, reps, out); }
+#elif defined(__AVX2__) && !defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
+inline void TreeSums64(const uint8_t* p, uint32_t reps, float* out) { PYPTO_HOST_HADD_BODY }
+#else
+inline void TreeSums64(const uint8_t* p, uint32_t reps, float* out) { TreeSums64Shuffled(p, reps, out); }
 #endif
 
 }  // namespace

@@ -13,30 +13,6 @@ template <typename T> T TreeSum(const uint8_t* p, uint32_t n)
     if (n - h == 0) return TreeSum<T>(p, h);
     return Arith<T>('+', TreeSum<T>(p, h), TreeSum<T>(p + static_cast<size_t>(h) * sizeof(T), n - h));
 }
-// Float ReduceSum of one repeat of 64 elements: the same binary tree as TreeSum (halves of a
-// power of two = adjacent pairs, level by level), in float (= Arith<float>).  Each level adds
-// the even-indexed elements to the odd-indexed ones of 16 consecutive values, 8 sums in order.
-typedef float V4 __attribute__((vector_size(16)));
-// (Vectors pass by pointer: by value they would change the ABI between the ISA clones.)
-inline void PairSums(VF8* out, const VF8* x, const VF8* y)
-{
-    *out = __builtin_shufflevector(*x, *y, 0, 2, 4, 6, 8, 10, 12, 14) + __builtin_shufflevector(*x, *y, 1, 3, 5, 7, 9, 11, 13, 15);
-}
-inline float TreeSum64(const uint8_t* p)
-{
-    typedef float VF8U __attribute__((vector_size(32), aligned(4), may_alias));  // UB bytes
-    VF8 v[8];
-    for (int i = 0; i < 8; ++i) v[i] = reinterpret_cast<const VF8U*>(p)[i];
-    for (int w = 4; w >= 1; w /= 2)
-        for (int i = 0; i < w; ++i) PairSums(&v[i], &v[2 * i], &v[2 * i + 1]);
-    const V4 d = __builtin_shufflevector(v[0], v[0], 0, 2, 4, 6) + __builtin_shufflevector(v[0], v[0], 1, 3, 5, 7);
-    return (d[0] + d[1]) + (d[2] + d[3]);
-}
-// TreeSum64 of `reps` consecutive repeats.
-PYPTO_HOST_SIMD void TreeSums64(const uint8_t* p, uint32_t reps, float* out)
-{
-    for (uint32_t r = 0; r < reps; ++r) out[r] = TreeSum64(p + static_cast<size_t>(r) * 256);
-}
 // ReduceMax / ReduceMin / WholeReduceMax / WholeReduceMin pick the element that Max / Min
 // folded over the row would give (internal.h MaxD / MinD; ascendc.md is silent on NaN and
 // signed zeros): a NaN anywhere gives NaN (the first one, for the index), otherwise the extreme
@@ -91,7 +67,7 @@ template <bool isMax> PYPTO_HOST_SIMD uint32_t FirstExtreme(const uint8_t* p, ui
 
 // The bits of the value FirstExtreme's index holds, in one vectorised pass (no index wanted):
 // the extreme order key (OrderKey is its own inverse), unless a NaN is present (then the first).
-template <bool isMax> PYPTO_HOST_SIMD uint32_t ExtremeBits(const uint8_t* p, uint32_t n)
+template <bool isMax> PYPTO_HOST_SIMD uint32_t ExtremeBitsByKey(const uint8_t* p, uint32_t n)
 {
     // 16 running extremes side by side in two vectors (VI8: fastfloat.h), folded at the end.
     const int32_t start = isMax ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
@@ -126,6 +102,43 @@ template <bool isMax> PYPTO_HOST_SIMD uint32_t ExtremeBits(const uint8_t* p, uin
         return b;
     }
     return static_cast<uint32_t>(OrderKey(static_cast<uint32_t>(best)));
+}
+// ExtremeBits in float compares: a running max (min) of 16 lanes is one vmaxps per 8 floats
+// where the order keys take five integer operations, and a NaN flag one compare.  Float order
+// is the keys' order but for NaN and the sign of zero; nonzero floats that compare equal have
+// the same bits.  So the float pick is the answer unless the row holds a NaN or its extreme is
+// a zero (-0 < +0 then decides): those rows, and rows under 16 floats, take the keys' pass.
+template <bool isMax> PYPTO_HOST_SIMD uint32_t ExtremeBits(const uint8_t* p, uint32_t n)
+{
+    if (n < 16) return ExtremeBitsByKey<isMax>(p, n);
+    VF8 lane[2] = {reinterpret_cast<const VF8UA*>(p)[0], reinterpret_cast<const VF8UA*>(p)[1]};
+    VI8 nans = (lane[0] != lane[0]) | (lane[1] != lane[1]);
+    uint32_t i = 16;
+    for (; i + 16 <= n; i += 16) {
+        for (int h = 0; h < 2; ++h) {
+            const VF8 x = reinterpret_cast<const VF8UA*>(p + static_cast<size_t>(i) * 4)[h];
+            nans |= x != x;
+            lane[h] = isMax ? (x > lane[h] ? x : lane[h]) : (x < lane[h] ? x : lane[h]);
+        }
+    }
+    float best = lane[0][0];
+    bool nan = false;
+    for (int h = 0; h < 2; ++h) {
+        for (int j = 0; j < 8; ++j) {
+            nan |= nans[j] != 0;
+            best = isMax ? (lane[h][j] > best ? lane[h][j] : best) : (lane[h][j] < best ? lane[h][j] : best);
+        }
+    }
+    for (; i < n; ++i) {
+        float x;
+        std::memcpy(&x, p + static_cast<size_t>(i) * 4, sizeof x);
+        nan |= x != x;
+        best = isMax ? (x > best ? x : best) : (x < best ? x : best);
+    }
+    if (nan || best == 0.0f) return ExtremeBitsByKey<isMax>(p, n);
+    uint32_t bits;
+    std::memcpy(&bits, &best, sizeof bits);
+    return bits;
 }
 
 // ---- Cast (§6.3) --------------------------------------------------------------------------
