@@ -1854,3 +1854,38 @@ def test_stores_into_a_tensor_larger_than_the_cache_stream_the_same_bytes(tmp_pa
     proc = build_and_run(tmp_path, "streamstores", STREAM_STORES)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0] == f"bad 0 of {8 * (6 + 7 + 1)}", proc.stdout
+
+
+STREAM_BYTES = (
+    PRELUDE
+    + r"""
+extern "C" uint64_t pypto_host_stream_bytes();
+void kernel() { std::printf("stream %llu\n", static_cast<unsigned long long>(pypto_host_stream_bytes())); }
+"""
+    + FAULT_MAIN
+)
+
+
+def _sysfs_l3_bytes():
+    """The L3 that cpu0 shares, as Linux's sysfs (and lscpu) gives it, or None."""
+    for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            if (index / "level").read_text().strip() != "3":
+                continue
+            size = (index / "size").read_text().strip()
+        except OSError:
+            return None
+        scale = {"K": 1 << 10, "M": 1 << 20}.get(size[-1], 1)
+        return int(size.rstrip("KM")) * scale
+    return None
+
+
+def test_stores_stream_from_the_size_of_the_l3_this_cpu_shares(tmp_path):
+    """The streaming threshold is the L3 of sysfs, not sysconf's CPUID figure (a virtual machine's
+    CPUID may describe the host's whole socket: 256 MiB on a guest with 32 MiB, and no store streamed)."""
+    l3 = _sysfs_l3_bytes()
+    if l3 is None:
+        pytest.skip("this machine's sysfs gives no L3 size for cpu0")
+    proc = build_and_run(tmp_path, "streambytes", STREAM_BYTES)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == f"stream {l3}", proc.stdout

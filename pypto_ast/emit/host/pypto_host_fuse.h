@@ -16,11 +16,11 @@
 // (the same expression) or disjoint, so element i of every op depends on element i only.
 // FuseOperands (runtime/elementwise.cpp) checks at run time what the calls would check (live,
 // 32-byte aligned, count within every operand) and that the slots are disjoint; when any check
-// fails, fusion is off (knobs.host_fuse) or the CPU lacks AVX2, FuseF32 returns false and the
+// fails, fusion is off (knobs.host_fuse) or the CPU lacks AVX2 or FMA, FuseF32 returns false and the
 // calls run, faulting at the op that faults.  The arithmetic is the runtime's, op for op: IEEE
 // +, -, *, /, sqrt rounded once; Max/Min as ArithF (NaN wins, -0 < +0); Exp as ExpF4x8 (the same
-// operations in the same order, no FMA).  tests/emit_host/test_fuse.py compares the bits of both
-// paths.  docs/design.md §33.
+// operations in the same order, its fmafs the only fused multiply-adds).  tests/emit_host/test_fuse.py compares the bits of both
+// paths.  docs/design.md §34.
 #ifndef PYPTO_HOST_FUSE_H
 #define PYPTO_HOST_FUSE_H
 
@@ -29,7 +29,7 @@
 namespace AscendC {
 namespace detail {
 // True when the n-element operands t[0..k) (elem[i] bytes an element) may run fused: each as a
-// count-form vector op or Cast would accept it, distinct ones disjoint, the CPU has AVX2 and
+// count-form vector op or Cast would accept it, distinct ones disjoint, the CPU has AVX2 and FMA and
 // fusion is on.
 bool FuseOperands(const TensorDesc* const* t, const uint32_t* elem, int k, int64_t n);
 // The runtime's prefetch of the next tile, as a call touching `bytes` would issue it.
@@ -55,8 +55,8 @@ constexpr int kGroup = 32;  // floats per step: four AVX2 vectors side by side
 }  // namespace pypto_host
 
 #pragma GCC push_options
-#pragma GCC target("avx2")
-#pragma GCC optimize("O3")
+#pragma GCC target("avx2,fma")
+#pragma GCC optimize("O3", "fp-contract=off")  // with FMA in the target, no a * b + c of two steps may fuse
 namespace pypto_host {
 namespace fuse {
 typedef float VF8 __attribute__((vector_size(32)));
@@ -100,24 +100,31 @@ __attribute__((always_inline)) inline VF8 MinV(VF8 x, VF8 y)
 }
 // s in every lane, its bits unchanged (0 + s would turn -0 into +0).
 __attribute__((always_inline)) inline VF8 Splat(float s) { return VF8{s, s, s, s, s, s, s, s}; }
-// ExpF on four vectors side by side: runtime/fastfloat.h's ExpF4x8, step for step.
+// ExpF on four vectors side by side: runtime/fastfloat.h's ExpF4x8, step for step (its fused
+// multiply-adds are one vfmadd each here too: the region's target has FMA).
+__attribute__((always_inline)) inline void FmaV(VF8& r, const VF8& a, const VF8& b, const VF8& c)
+{
+    for (int i = 0; i < 8; ++i) r[i] = __builtin_fmaf(a[i], b[i], c[i]);
+}
 __attribute__((always_inline)) inline void Exp4(VF8* v)
 {
+    const VF8 one = VF8{} + 1.0f;
     VF8 x[4], t[4], n[4], p[4];
     for (int j = 0; j < 4; ++j) {
         x[j] = v[j] < 89.0f ? v[j] : 89.0f;
         x[j] = x[j] > -104.0f ? x[j] : -104.0f;
     }
-    for (int j = 0; j < 4; ++j) t[j] = x[j] * 1.44269504088896341f + 12582912.0f;
+    for (int j = 0; j < 4; ++j) FmaV(t[j], x[j], one * 1.44269504088896341f, one * 12582912.0f);
     for (int j = 0; j < 4; ++j) n[j] = t[j] - 12582912.0f;
-    for (int j = 0; j < 4; ++j) x[j] = x[j] - n[j] * 0.693359375f;
-    for (int j = 0; j < 4; ++j) x[j] = x[j] - n[j] * -2.12194440e-4f;
-    for (int j = 0; j < 4; ++j) p[j] = x[j] * 1.9875691500e-4f + 1.3981999507e-3f;
-    for (int j = 0; j < 4; ++j) p[j] = p[j] * x[j] + 8.3334519073e-3f;
-    for (int j = 0; j < 4; ++j) p[j] = p[j] * x[j] + 4.1665795894e-2f;
-    for (int j = 0; j < 4; ++j) p[j] = p[j] * x[j] + 1.6666665459e-1f;
-    for (int j = 0; j < 4; ++j) p[j] = p[j] * x[j] + 5.0000001201e-1f;
-    for (int j = 0; j < 4; ++j) p[j] = p[j] * (x[j] * x[j]) + x[j] + 1.0f;
+    for (int j = 0; j < 4; ++j) FmaV(x[j], -n[j], one * 0.693359375f, x[j]);
+    for (int j = 0; j < 4; ++j) FmaV(x[j], -n[j], one * -2.12194440e-4f, x[j]);
+    for (int j = 0; j < 4; ++j) FmaV(p[j], x[j], one * 1.9875691500e-4f, one * 1.3981999507e-3f);
+    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one * 8.3334519073e-3f);
+    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one * 4.1665795894e-2f);
+    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one * 1.6666665459e-1f);
+    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one * 5.0000001201e-1f);
+    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one);
+    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one);
     for (int j = 0; j < 4; ++j) {
         const VI8 ni = (VI8)t[j] - 0x4B400000;
         const VI8 n1 = ni >> 1;

@@ -556,9 +556,34 @@ static uint64_t ElemAlign(const GmDesc& g) { return GmAlign() ? GmAlign() : g.el
 // stores): such a tensor is read back from DRAM anyway, and a plain store first reads each line
 // it fills (a quarter of an elementwise kernel's DRAM traffic).  Same bytes; each call ends with
 // a store fence, so the blocks' threads see them as before.
-static uint64_t StreamBytes()
+// The last-level cache is the one this CPU shares, as Linux's sysfs gives it (lscpu's figure).
+// sysconf's L3 is read from CPUID, which in a virtual machine may describe the host's whole
+// socket: 256 MiB on an EPYC guest whose L3 is 32 MiB, and then no tensor ever streamed.
+static uint64_t SysfsL3Bytes()
+{
+    for (int i = 0; i < 8; ++i) {
+        const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+        FILE* f = std::fopen((dir + "level").c_str(), "r");
+        if (!f) break;
+        int level = 0;
+        const bool ok = std::fscanf(f, "%d", &level) == 1;
+        std::fclose(f);
+        if (!ok || level != 3) continue;
+        f = std::fopen((dir + "size").c_str(), "r");
+        if (!f) return 0;
+        unsigned long long n = 0;
+        char unit = 0;
+        const int got = std::fscanf(f, "%llu%c", &n, &unit);
+        std::fclose(f);
+        if (got < 1) return 0;
+        return got == 2 && unit == 'M' ? n << 20 : got == 2 && unit == 'K' ? n << 10 : n;
+    }
+    return 0;
+}
+uint64_t StreamBytes()
 {
     static const uint64_t bytes = [] {
+        if (const uint64_t l3 = SysfsL3Bytes()) return l3;
 #if defined(_SC_LEVEL3_CACHE_SIZE)
         const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
         if (l3 > 0) return static_cast<uint64_t>(l3);
@@ -741,3 +766,6 @@ void PadOut(const GmDesc& dst, const TensorDesc& src, uint32_t blockCount, uint6
 
 }  // namespace detail
 }  // namespace AscendC
+
+// The GM size from which UB -> GM stores stream (tests compare it with sysfs).
+extern "C" uint64_t pypto_host_stream_bytes() { return AscendC::detail::StreamBytes(); }

@@ -331,7 +331,7 @@ std::atomic<uint64_t> g_fusedRuns{0};  // runs taken fused since the library was
 // elements.
 bool FuseOperands(const TensorDesc* const* t, const uint32_t* elem, int k, int64_t n)
 {
-    static const bool avx2 = __builtin_cpu_supports("avx2");
+    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");  // the region's target
     if (!avx2 || !g_fuse.load(std::memory_order_relaxed) || n < 0) return false;
     for (int i = 0; i < k; ++i) {
         const TensorDesc& d = *t[i];
