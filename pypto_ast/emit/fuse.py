@@ -7,8 +7,9 @@ the calls stay as they are; a run of two or more consecutive fp32 count-form cal
 is wrapped so that the host may take ``pypto_host::FuseF32`` instead (host/pypto_host_fuse.h),
 which computes the same ops group by group in registers and stores what the calls would have
 left in UB.  CANN's headers do not define ``PYPTO_HOST_FUSE``, so there only the calls remain.
-Adjacent row loops of such calls are merged first (valid Ascend C on either side), so that a
-row's ops form one run.  docs/design.md §34.
+Adjacent row loops of such calls are merged first, and a whole-tile call right after a row loop
+joins it as the same call on row r (both valid Ascend C on either side), so that a row's ops form
+one run.  docs/design.md §34.
 
 The pass reads the emitted lines of a kernel's Compute body, not the IR: what it fuses is what
 the calls say, operand for operand.
@@ -30,6 +31,8 @@ _ARITY = {**{a: (2, 0) for a in BINARY}, **{a: (1, 1) for a in SCALAR}, **{a: (1
           "Duplicate": (0, 1)}
 _CALL = re.compile(r"^( +)AscendC::(\w+)\((.*)\);( *//.*)?$")
 _ROWS = re.compile(r"^        for \(uint32_t r = 0; r < \w+; \+\+r\) \{$")
+_ROW_COUNT = re.compile(r"^        for \(uint32_t r = 0; r < (\d+)u?; \+\+r\) \{$")
+_ROW_VIEW = re.compile(r"^(\w+)\[r \* (\d+)\]$")  # row r of a named local tensor
 _SCALAR_DECL = re.compile(r"^ +const float s = [^;]*;( *//.*)?$")
 
 
@@ -145,9 +148,59 @@ def _merge_rows(lines: list, f32: set) -> list:
                 break
             body += between + nxt[1]
             end = nxt[0]
+        body, end = _join_tile_calls(header, body, lines, end, f32)
         out += [header, *body, "        }"]
         k = end
     return out
+
+
+def _join_tile_calls(header: str, body: list, lines: list, k: int, f32: set) -> tuple:
+    """(body, end): the row loop's body with the whole-tile calls at lines[k:] that follow it
+    (nothing but #line between) joined as the same call on row r, and where they end.
+
+    A count-form call over the R x C tile after a loop of R rows whose calls all write row r
+    (``X[r * C]``, count C) equals that call on row r at the end of iteration r when its operands
+    are named tiles the loop already takes row by row: element i reads element i, so row r reads
+    what iteration r left and no later iteration touches row r.  Its destination must not be read
+    whole by the loop (a broadcast row, the per-row scalars' buffer), which the names rule out:
+    those are TBuf views or other locals, never a row view of the loop.  Softmax's ``Exp`` after
+    its ``x - max`` loop is the case: one run of Adds and Exp per row (design §34)."""
+    m = _ROW_COUNT.match(header)
+    if m is None:
+        return body, k
+    rows = int(m.group(1))
+    calls = [ln for ln in body if not ln.startswith("#line")]
+    if calls and _SCALAR_DECL.match(calls[0]):
+        calls = calls[1:]
+    steps = [parse_call(ln, f32) for ln in calls]
+    if not steps or any(st is None for st in steps):
+        return body, k
+    width = steps[0].n
+    rowwise: set = set()  # names the loop takes as row r
+    for st in steps:
+        views = [_ROW_VIEW.match(x) for x in (st.dst, *st.srcs)]
+        if st.n != width or views[0] is None or int(views[0].group(2)) != width:
+            return body, k  # a call that writes more (or other) than row r
+        rowwise |= {v.group(1) for v in views if v is not None and int(v.group(2)) == width}
+    body = list(body)
+    while True:
+        j, between = k, []
+        while j < len(lines) and lines[j].startswith("#line"):
+            between.append(lines[j])
+            j += 1
+        if j >= len(lines):
+            break
+        step = parse_call(lines[j], f32)
+        if (step is None or step.n != rows * width or _indent(lines[j]) != 8
+                or not all(x in rowwise for x in (step.dst, *step.srcs))):
+            break
+        call = _CALL.match(lines[j])
+        args = split_args(call.group(3))
+        tensors = 1 + len(step.srcs)
+        args = [f"{x}[r * {width}]" for x in args[:tensors]] + args[tensors:-1] + [str(width)]
+        body += between + [f"            AscendC::{step.api}({', '.join(args)});{call.group(4) or ''}"]
+        k = j + 1
+    return body, k
 
 
 def _fusable_body(body: list, f32: set, allow_scalar: bool) -> bool:

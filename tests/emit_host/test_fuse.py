@@ -308,3 +308,38 @@ def test_adjacent_row_loops_merge_only_without_a_scalar_read_in_the_later_ones()
     assert sum(ln.startswith("        for (") for ln in out) == 2  # three merged; the one reading s stays apart
     head = next(ln for ln in out if "FuseF32" in ln)
     assert "3 ops" in head and "{static_cast<float>(s)}" in head and "l0[r * 64], l1, l2, o3[r * 64]" in head
+
+
+def test_a_whole_tile_call_after_a_row_loop_joins_it_only_on_the_loops_rows():
+    f32 = {"l0", "l1", "o3"}
+    head = "        for (uint32_t r = 0; r < 4u; ++r) {"
+    scalar = "            const float s = tmp.GetWithOffset<float>(4096, 0).GetValue(r * 8);"
+    adds = "            AscendC::Adds(l0[r * 1024], l0[r * 1024], s, 1024);"
+    # softmax: x - max per row, then exp over the tile: one run of Adds and Exp per row
+    out = fuse.fuse_body([head, scalar, adds, "        }", '#line 10 "k.py"', "        AscendC::Exp(l0, l0, 4096);  // %2 = exp",
+                          "        AscendC::ReduceSum(tmp.GetWithOffset<float>(4096, 0), l0, work.Get<float>(), 4096);"], f32)
+    assert "                AscendC::Exp(l0[r * 1024], l0[r * 1024], 1024);  // %2 = exp" in out
+    assert "2 ops" in next(ln for ln in out if "FuseF32" in ln)
+    assert out[-1].startswith("        AscendC::ReduceSum(")  # not a count-form call: stays after the loop
+    # not joined: a destination the loop reads whole (the scalars' buffer, a broadcast row), another
+    # count, a tile not taken row by row in the loop, a loop that writes more than row r
+    for tail, loop_body in [("        AscendC::Mul(tmp.GetWithOffset<float>(4096, 0), l0, l0, 4096);", [scalar, adds]),
+                            ("        AscendC::Exp(l1, l1, 4096);", [scalar, "            AscendC::Add(l0[r * 1024], l0[r * 1024], l1, 1024);"]),
+                            ("        AscendC::Exp(l0, l0, 2048);", [scalar, adds]),
+                            ("        AscendC::Exp(o3, l0, 4096);", [scalar, adds]),
+                            ("        AscendC::Exp(l0, l0, 4096);", [scalar, "            AscendC::Adds(l1, l0[r * 1024], s, 1024);"])]:
+        out = fuse.fuse_body([head, *loop_body, "        }", tail], f32)
+        assert out[-1] == tail, (tail, out)
+
+
+def test_softmax_runs_its_shift_and_exp_as_one_pass_per_row(tmp_path, monkeypatch):
+    rows, cols = 13, 64
+    program = pipeline.lower(_kernel(tmp_path, ROWWISE["softmax"], rows, cols, 4))
+    text = "\n".join(v for k, v in pipeline.emit(program, "ascendc").items() if k.endswith("_k1.cpp"))
+    assert re.search(r"Step<pypto_host::fuse::Adds, 0, 0, 0>, pypto_host::fuse::Step<pypto_host::fuse::Exp, 0, 0, 0>", text), text
+    x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(3)) * 20
+    x[2, 3], x[5, :] = float("-inf"), 0.0
+    fused, _ = _run(program, x, x, True, monkeypatch)
+    calls, _ = _run(program, x, x, False, monkeypatch)
+    assert _same(fused, calls)
+    torch.testing.assert_close(fused, torch.softmax(x, -1), rtol=1e-5, atol=1e-7)

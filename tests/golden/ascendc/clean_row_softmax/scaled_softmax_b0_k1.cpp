@@ -69,10 +69,15 @@ private:
         AscendC::WaitFlag<AscendC::HardEvent::V_S>(0);
         for (uint32_t r = 0; r < 8u; ++r) {
             const float s = tmp.GetWithOffset<float>(4096, 0).GetValue(r * 8);  // %2 = sub
-            AscendC::Adds(l0[r * 512], l0[r * 512], static_cast<float>(-static_cast<float>(s)), 512);
-        }
+#if defined(PYPTO_HOST_FUSE)
+            if (!pypto_host::FuseF32<0x1u, 0x1u, pypto_host::fuse::Steps<pypto_host::fuse::Step<pypto_host::fuse::Adds, 0, 0, 0>, pypto_host::fuse::Step<pypto_host::fuse::Exp, 0, 0, 0>>>(512, {static_cast<float>(static_cast<float>(-static_cast<float>(s)))}, l0[r * 512]))  // 2 ops in one pass on the host
+#endif
+            {
+                AscendC::Adds(l0[r * 512], l0[r * 512], static_cast<float>(-static_cast<float>(s)), 512);
 #line 25 "clean_row_softmax.py"
-        AscendC::Exp(l0, l0, 4096);  // %3 = exp
+                AscendC::Exp(l0[r * 512], l0[r * 512], 512);  // %3 = exp
+            }
+        }
 #line 26 "clean_row_softmax.py"
         for (uint32_t r = 0; r < 8u; ++r) {
             AscendC::ReduceSum(tmp.GetWithOffset<float>(4096, 0)[r * 8], l0[r * 512], work.Get<float>(), vc0);  // %4 = sum
@@ -90,7 +95,7 @@ private:
                 AscendC::Div(o1[r * 512], l0[r * 512], work.Get<float>(), 512);
             }
         }
-#line 90 "scaled_softmax_b0_k1.cpp"
+#line 95 "scaled_softmax_b0_k1.cpp"
         q1.EnQue(o1);
         q0.FreeTensor(l0);
     }
