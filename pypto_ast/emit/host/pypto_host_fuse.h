@@ -32,8 +32,9 @@ namespace detail {
 // count-form vector op or Cast would accept it, distinct ones disjoint, the CPU has AVX2 and FMA and
 // fusion is on.
 bool FuseOperands(const TensorDesc* const* t, const uint32_t* elem, int k, int64_t n);
-// The runtime's prefetch of the next tile, as a call touching `bytes` would issue it.
-void FusePrefetch(uint64_t bytes);
+// The runtime's prefetch of the next tile that a call touching `bytes` would issue, handed back
+// as up to `max` ranges of 64-byte lines for the caller to issue (the return: how many).
+int FusePrefetchRanges(uint64_t bytes, const void** from, uint64_t* len, int max);
 }  // namespace detail
 }  // namespace AscendC
 
@@ -210,18 +211,34 @@ __attribute__((always_inline)) inline void Group(Steps<S...>, void* const* p, in
 }
 // The groups, each after its share of the prefetch of the next tile that the calls would have
 // issued (a few lines per group: issued in bursts of a quarter tile, most of the prefetches were
-// lost and the pass ran 1.1x longer on Zen 3).
+// lost and the pass ran 1.1x longer on Zen 3).  The runtime hands the lines over once, as ranges,
+// and the loop issues them inline: a call per group made g++ keep the run's constants on the
+// stack (every vector register is the caller's to save) and reload them in every group.
 template <unsigned L, unsigned W, unsigned H, typename St>
 __attribute__((noinline)) void Loop(int64_t n, void* const* p, const float* s, uint64_t bytes)
 {
     const int64_t groups = (n + kGroup - 1) / kGroup;
-    const uint64_t share = bytes / static_cast<uint64_t>(groups > 0 ? groups : 1);
+    constexpr int kRanges = 4;
+    const void* from[kRanges];
+    uint64_t len[kRanges];
+    const int ranges = AscendC::detail::FusePrefetchRanges(bytes + 128 * static_cast<uint64_t>(groups), from, len, kRanges);
+    uint64_t lines = 0;
+    for (int i = 0; i < ranges; ++i) lines += (len[i] + 63) / 64;
+    const uint64_t perGroup = groups > 0 ? (lines + static_cast<uint64_t>(groups) - 1) / static_cast<uint64_t>(groups) : 0;
+    int r = 0;
+    uint64_t at = 0;  // bytes of range r issued
     int64_t k = 0;
     for (; k + kGroup <= n; k += kGroup) {
-        AscendC::detail::FusePrefetch(share);
+        for (uint64_t q = 0; q < perGroup && r < ranges; ++q) {
+            __builtin_prefetch(static_cast<const char*>(from[r]) + at, 0, 1);
+            at += 64;
+            if (at >= len[r]) { ++r; at = 0; }
+        }
         Group<L, W, H>(St{}, p, k, kGroup, s);
     }
     if (k < n) Group<L, W, H>(St{}, p, k, n - k, s);
+    for (; r < ranges; ++r, at = 0)  // what the groups did not take (the tail group's share)
+        for (; at < len[r]; at += 64) __builtin_prefetch(static_cast<const char*>(from[r]) + at, 0, 1);
 }
 }  // namespace fuse
 }  // namespace pypto_host

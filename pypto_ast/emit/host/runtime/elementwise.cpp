@@ -347,7 +347,7 @@ bool FuseOperands(const TensorDesc* const* t, const uint32_t* elem, int k, int64
     g_fusedRuns.fetch_add(1, std::memory_order_relaxed);
     return true;
 }
-void FusePrefetch(uint64_t bytes) { PrefetchAhead(bytes); }
+int FusePrefetchRanges(uint64_t bytes, const void** from, uint64_t* len, int max) { return TakePrefetch(bytes, from, len, max); }
 
 }  // namespace detail
 }  // namespace AscendC

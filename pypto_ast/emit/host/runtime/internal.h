@@ -388,6 +388,29 @@ inline void PrefetchAhead(uint64_t bytes)
         if (budget == 0) break;
     }
 }
+// What PrefetchAhead(bytes) would issue, taken off the pending streams as up to `max` address
+// ranges instead (64-byte lines from from[i], len[i] bytes each), for a caller that issues them
+// itself (the fused runs: a few lines per group, with no call inside their vector loop).
+inline int TakePrefetch(uint64_t bytes, const void** from, uint64_t* len, int max)
+{
+    auto& b = pypto_host::detail::t_block;
+    int got = 0;
+    if (b.pending == 0) return 0;
+    uint64_t budget = bytes / 2 + 64;
+    for (auto& s : b.streams) {
+        if (got == max) break;
+        if (s.next >= s.end) continue;
+        const uint64_t left = static_cast<uint64_t>(s.end - s.next);
+        const uint64_t n = left < budget ? left : budget;
+        from[got] = s.next;
+        len[got++] = n;
+        s.next += n;
+        budget -= n;
+        if (s.next >= s.end) --b.pending;
+        if (budget == 0) break;
+    }
+    return got;
+}
 inline uint64_t GmAlign() { return pypto_host::detail::g_state.strictGmAlign ? kBlock : 0; }
 inline void CheckBlockCount(const char* op, uint32_t blockCount)
 {
