@@ -18,11 +18,13 @@
 // 32-byte aligned, count within every operand) and that the slots are disjoint; when any check
 // fails, fusion is off (knobs.host_fuse) or the CPU lacks AVX2 or FMA, FuseF32 returns false and the
 // calls run, faulting at the op that faults.  The arithmetic is the runtime's, op for op: IEEE
-// +, -, *, /, sqrt rounded once; Max/Min as ArithF (NaN wins, -0 < +0); Exp as ExpF4x8 (the same
-// operations in the same order, its fmafs the only fused multiply-adds).  tests/emit_host/test_fuse.py compares the bits of both
-// paths.  docs/design.md §34.
+// +, -, *, /, sqrt rounded once; Max/Min as ArithF (NaN wins, -0 < +0); Exp the runtime's own
+// four-vector body (pypto_host_expf.h, one definition for both; its fmafs the only fused
+// multiply-adds).  tests/emit_host/test_fuse.py compares the bits of both paths.  docs/design.md §34.
 #ifndef PYPTO_HOST_FUSE_H
 #define PYPTO_HOST_FUSE_H
+
+#include "pypto_host_expf.h"
 
 #include <initializer_list>
 
@@ -101,38 +103,6 @@ __attribute__((always_inline)) inline VF8 MinV(VF8 x, VF8 y)
 }
 // s in every lane, its bits unchanged (0 + s would turn -0 into +0).
 __attribute__((always_inline)) inline VF8 Splat(float s) { return VF8{s, s, s, s, s, s, s, s}; }
-// ExpF on four vectors side by side: runtime/fastfloat.h's ExpF4x8, step for step (its fused
-// multiply-adds are one vfmadd each here too: the region's target has FMA).
-__attribute__((always_inline)) inline void FmaV(VF8& r, const VF8& a, const VF8& b, const VF8& c)
-{
-    for (int i = 0; i < 8; ++i) r[i] = __builtin_fmaf(a[i], b[i], c[i]);
-}
-__attribute__((always_inline)) inline void Exp4(VF8* v)
-{
-    const VF8 one = VF8{} + 1.0f;
-    VF8 x[4], t[4], n[4], p[4];
-    for (int j = 0; j < 4; ++j) {
-        x[j] = v[j] < 89.0f ? v[j] : 89.0f;
-        x[j] = x[j] > -104.0f ? x[j] : -104.0f;
-    }
-    for (int j = 0; j < 4; ++j) FmaV(t[j], x[j], one * 1.44269504088896341f, one * 12582912.0f);
-    for (int j = 0; j < 4; ++j) n[j] = t[j] - 12582912.0f;
-    for (int j = 0; j < 4; ++j) FmaV(x[j], -n[j], one * 0.693359375f, x[j]);
-    for (int j = 0; j < 4; ++j) FmaV(x[j], -n[j], one * -2.12194440e-4f, x[j]);
-    for (int j = 0; j < 4; ++j) FmaV(p[j], x[j], one * 1.9875691500e-4f, one * 1.3981999507e-3f);
-    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one * 8.3334519073e-3f);
-    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one * 4.1665795894e-2f);
-    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one * 1.6666665459e-1f);
-    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one * 5.0000001201e-1f);
-    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one);
-    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one);
-    for (int j = 0; j < 4; ++j) {
-        const VI8 ni = (VI8)t[j] - 0x4B400000;
-        const VI8 n1 = ni >> 1;
-        const VF8 r = (p[j] * (VF8)((n1 + 127) << 23)) * (VF8)((ni - n1 + 127) << 23);
-        v[j] = v[j] != v[j] ? (VF8)((VI8)v[j] | 0x00400000) : r;
-    }
-}
 template <int C, int D, int A, int B>
 __attribute__((always_inline)) inline void Apply(Step<C, D, A, B>, VF8 (*v)[4], const float* s)
 {
@@ -140,7 +110,7 @@ __attribute__((always_inline)) inline void Apply(Step<C, D, A, B>, VF8 (*v)[4], 
         for (int j = 0; j < 4; ++j) v[D][j] = Splat(s[B]);
     } else if constexpr (C == Exp) {
         VF8 t[4] = {v[A][0], v[A][1], v[A][2], v[A][3]};
-        Exp4(t);
+        pypto_host::expf::Exp4x8(t);  // the runtime's Exp, pypto_host_expf.h
         for (int j = 0; j < 4; ++j) v[D][j] = t[j];
     } else {
         for (int j = 0; j < 4; ++j) {

@@ -5,6 +5,7 @@
 #define PYPTO_HOST_RUNTIME_FASTFLOAT_H
 
 #include "runtime/internal.h"
+#include "pypto_host_expf.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -357,40 +358,10 @@ inline float ExpF(float x0)
 // (the same operations in the same order for every element: the same bits).  x86-64-v4 and the
 // baseline keep the auto-vectorised loop (FastUnary).  A build for one ISA alone
 // (PYPTO_HOST_NO_CLONES) takes the four-vector body where AVX2 is on without AVX-512, or where
-// PYPTO_HOST_EXP4 asks for it (tests compare the two).  FmaV is fmaf lane by lane, which g++
-// turns into one vfmadd where the function's ISA has FMA (and into libm calls where not).
-// (Vectors pass by reference: by value they would change the ABI between the ISA clones.)
+// PYPTO_HOST_EXP4 asks for it (tests compare the two).  The four-vector body is in
+// pypto_host_expf.h, which the fused runs share.
 typedef float VF8UA __attribute__((vector_size(32), aligned(4), may_alias));  // UB bytes, 8 floats
-__attribute__((always_inline)) inline void FmaV(VF8& r, const VF8& a, const VF8& b, const VF8& c)
-{
-    for (int i = 0; i < 8; ++i) r[i] = __builtin_fmaf(a[i], b[i], c[i]);
-}
-__attribute__((always_inline)) inline void ExpF4x8(VF8* v)
-{
-    const VF8 one = VF8{} + 1.0f;
-    VF8 x[4], t[4], n[4], p[4];
-    for (int j = 0; j < 4; ++j) {
-        x[j] = v[j] < 89.0f ? v[j] : 89.0f;  // as ExpF: a NaN becomes 89, replaced at the end
-        x[j] = x[j] > -104.0f ? x[j] : -104.0f;
-    }
-    for (int j = 0; j < 4; ++j) FmaV(t[j], x[j], one * 1.44269504088896341f, one * 12582912.0f);
-    for (int j = 0; j < 4; ++j) n[j] = t[j] - 12582912.0f;
-    for (int j = 0; j < 4; ++j) FmaV(x[j], -n[j], one * 0.693359375f, x[j]);
-    for (int j = 0; j < 4; ++j) FmaV(x[j], -n[j], one * -2.12194440e-4f, x[j]);
-    for (int j = 0; j < 4; ++j) FmaV(p[j], x[j], one * 1.9875691500e-4f, one * 1.3981999507e-3f);
-    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one * 8.3334519073e-3f);
-    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one * 4.1665795894e-2f);
-    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one * 1.6666665459e-1f);
-    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one * 5.0000001201e-1f);
-    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one);
-    for (int j = 0; j < 4; ++j) FmaV(p[j], p[j], x[j], one);
-    for (int j = 0; j < 4; ++j) {
-        const VI8 ni = (VI8)t[j] - 0x4B400000;  // the bits of t, as ExpF's BitCast
-        const VI8 n1 = ni >> 1;
-        const VF8 r = (p[j] * (VF8)((n1 + 127) << 23)) * (VF8)((ni - n1 + 127) << 23);
-        v[j] = v[j] != v[j] ? (VF8)((VI8)v[j] | 0x00400000) : r;
-    }
-}
+__attribute__((always_inline)) inline void ExpF4x8(VF8* v) { pypto_host::expf::Exp4x8(v); }  // pypto_host_expf.h
 __attribute__((always_inline)) inline void ExpF32Four(uint8_t* d, const uint8_t* a, int64_t n)
 {
     int64_t k = 0;
