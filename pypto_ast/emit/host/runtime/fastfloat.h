@@ -420,24 +420,26 @@ inline void TreeSums64Shuffled(const uint8_t* p, uint32_t reps, float* out)
 // hadd(x, y) = [x0+x1, x2+x3, y0+y1, y2+y3 | x4+x5, x6+x7, y4+y5, y6+y7].  Over v0..v7 (8
 // consecutive floats each): two rounds give, per 128-bit lane, the quads' sums of four vectors;
 // joining the lanes gives the 8 vector sums in order, and three more levels the repeat's sum.
-#define PYPTO_HOST_HADD_BODY                                                                              \
-    for (uint32_t r = 0; r < reps; ++r) {                                                                  \
-        const float* q = reinterpret_cast<const float*>(p + static_cast<size_t>(r) * 256);                  \
-        __m256 v[8];                                                                                         \
-        for (int i = 0; i < 8; ++i) v[i] = _mm256_loadu_ps(q + 8 * i);                                       \
-        const __m256 lo4 = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));            \
-        const __m256 hi4 = _mm256_hadd_ps(_mm256_hadd_ps(v[4], v[5]), _mm256_hadd_ps(v[6], v[7]));            \
-        const __m256 s8 = _mm256_add_ps(_mm256_permute2f128_ps(lo4, hi4, 0x20), _mm256_permute2f128_ps(lo4, hi4, 0x31)); \
-        const __m256 s2 = _mm256_hadd_ps(_mm256_hadd_ps(s8, s8), _mm256_setzero_ps());                      \
-        out[r] = _mm_cvtss_f32(_mm_add_ss(_mm256_castps256_ps128(s2), _mm256_extractf128_ps(s2, 1)));       \
+__attribute__((always_inline, target("avx2"))) inline void TreeSums64Hadd(const uint8_t* p, uint32_t reps, float* out)
+{
+    for (uint32_t r = 0; r < reps; ++r) {
+        const float* q = reinterpret_cast<const float*>(p + static_cast<size_t>(r) * 256);
+        __m256 v[8];
+        for (int i = 0; i < 8; ++i) v[i] = _mm256_loadu_ps(q + 8 * i);
+        const __m256 lo4 = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+        const __m256 hi4 = _mm256_hadd_ps(_mm256_hadd_ps(v[4], v[5]), _mm256_hadd_ps(v[6], v[7]));
+        const __m256 s8 = _mm256_add_ps(_mm256_permute2f128_ps(lo4, hi4, 0x20), _mm256_permute2f128_ps(lo4, hi4, 0x31));
+        const __m256 s2 = _mm256_hadd_ps(_mm256_hadd_ps(s8, s8), _mm256_setzero_ps());
+        out[r] = _mm_cvtss_f32(_mm_add_ss(_mm256_castps256_ps128(s2), _mm256_extractf128_ps(s2, 1)));
     }
+}
 #endif
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(PYPTO_HOST_NO_CLONES)
-__attribute__((target("avx2"))) void TreeSums64(const uint8_t* p, uint32_t reps, float* out) { PYPTO_HOST_HADD_BODY }
+__attribute__((target("avx2"))) void TreeSums64(const uint8_t* p, uint32_t reps, float* out) { TreeSums64Hadd(p, reps, out); }
 __attribute__((target("arch=x86-64-v4"))) void TreeSums64(const uint8_t* p, uint32_t reps, float* out) { TreeSums64Shuffled(p, reps, out); }
 __attribute__((target("default"))) void TreeSums64(const uint8_t* p, uint32_t reps, float* out) { TreeSums64Shuffled(p, reps, out); }
 #elif defined(__AVX2__) && !defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
-inline void TreeSums64(const uint8_t* p, uint32_t reps, float* out) { PYPTO_HOST_HADD_BODY }
+inline void TreeSums64(const uint8_t* p, uint32_t reps, float* out) { TreeSums64Hadd(p, reps, out); }
 #else
 inline void TreeSums64(const uint8_t* p, uint32_t reps, float* out) { TreeSums64Shuffled(p, reps, out); }
 #endif

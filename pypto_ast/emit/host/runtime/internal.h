@@ -371,26 +371,9 @@ inline void NoteGmLoad(const GmDesc& g, const uint8_t* at, uint64_t span)
     s->delta = delta;
     s->last = at;
 }
-// Issues up to bytes / 2 of the pending prefetches (called by the vector ops with the bytes they touch).
-inline void PrefetchAhead(uint64_t bytes)
-{
-    auto& b = pypto_host::detail::t_block;
-    if (b.pending == 0) return;
-    uint64_t budget = bytes / 2 + 64;
-    for (auto& s : b.streams) {
-        if (s.next >= s.end) continue;
-        const uint64_t left = static_cast<uint64_t>(s.end - s.next);
-        const uint64_t n = left < budget ? left : budget;
-        for (uint64_t o = 0; o < n; o += 64) __builtin_prefetch(s.next + o, 0, 1);
-        s.next += n;
-        budget -= n;
-        if (s.next >= s.end) --b.pending;
-        if (budget == 0) break;
-    }
-}
-// What PrefetchAhead(bytes) would issue, taken off the pending streams as up to `max` address
-// ranges instead (64-byte lines from from[i], len[i] bytes each), for a caller that issues them
-// itself (the fused runs: a few lines per group, with no call inside their vector loop).
+// Takes up to bytes / 2 of the pending prefetches off the streams, as up to `max` address ranges
+// (64-byte lines from from[i], len[i] bytes each): PrefetchAhead issues them at once, the fused
+// runs a few lines per group, with no call inside their vector loop.
 inline int TakePrefetch(uint64_t bytes, const void** from, uint64_t* len, int max)
 {
     auto& b = pypto_host::detail::t_block;
@@ -410,6 +393,16 @@ inline int TakePrefetch(uint64_t bytes, const void** from, uint64_t* len, int ma
         if (budget == 0) break;
     }
     return got;
+}
+// Issues up to bytes / 2 of the pending prefetches (called by the vector ops with the bytes they touch).
+inline void PrefetchAhead(uint64_t bytes)
+{
+    using S = pypto_host::detail::BlockState;
+    const void* from[S::kStreams];
+    uint64_t len[S::kStreams];
+    const int n = TakePrefetch(bytes, from, len, S::kStreams);
+    for (int i = 0; i < n; ++i)
+        for (uint64_t o = 0; o < len[i]; o += 64) __builtin_prefetch(static_cast<const uint8_t*>(from[i]) + o, 0, 1);
 }
 inline uint64_t GmAlign() { return pypto_host::detail::g_state.strictGmAlign ? kBlock : 0; }
 inline void CheckBlockCount(const char* op, uint32_t blockCount)

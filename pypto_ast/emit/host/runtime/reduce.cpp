@@ -123,12 +123,10 @@ template <bool isMax> PYPTO_HOST_SIMD uint32_t ExtremeBits(const uint8_t* p, uin
     }
     float best = lane[0][0];
     bool nan = false;
-    for (int h = 0; h < 2; ++h) {
-        for (int j = 0; j < 8; ++j) {
-            nan |= nans[j] != 0;
+    for (int j = 0; j < 8; ++j) nan |= nans[j] != 0;
+    for (int h = 0; h < 2; ++h)
+        for (int j = 0; j < 8; ++j)
             best = isMax ? (lane[h][j] > best ? lane[h][j] : best) : (lane[h][j] < best ? lane[h][j] : best);
-        }
-    }
     for (; i < n; ++i) {
         float x;
         std::memcpy(&x, p + static_cast<size_t>(i) * 4, sizeof x);
